@@ -1,0 +1,40 @@
+//! What can go wrong in the engine — a denial is not among it: it is a [`Decision`](crate::Decision).
+
+/// An error of the engine. A denied request is never an error; a broken store never looks like a
+/// denial.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimiterError {
+    /// More tokens were asked for at once than the bucket can ever hold.
+    #[error(
+        "{requested} tokens can never fit a bucket of {burst}; split the request or raise the burst"
+    )]
+    InsufficientCapacity {
+        /// Tokens asked for.
+        requested: u32,
+        /// The bucket capacity.
+        burst: u32,
+    },
+    /// The store could not answer and the failure policy is fail-closed.
+    #[error(
+        "rate-limit store {store} unavailable: {source}; check that Redis is reachable, or use FailurePolicy::FailOpen"
+    )]
+    Store {
+        /// Which store failed (`redis`).
+        store: &'static str,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store could not be configured (a bad URL, say).
+    #[error("invalid rate-limit store configuration: {0}")]
+    Config(String),
+}
+
+impl LimiterError {
+    /// Whether trying again later may succeed (a store outage), as opposed to a request that can
+    /// never be satisfied.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, LimiterError::Store { .. })
+    }
+}

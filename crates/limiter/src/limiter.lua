@@ -1,0 +1,136 @@
+-- APIStend rate-limit engine, Redis side. A line-by-line transcription of `algo.rs`; keep them in step.
+-- KEYS[1]  the bucket
+-- ARGV[1]  op: a = acquire, p = peek, x = penalize, r = refund
+-- ARGV[2]  algorithm: g = GCRA, f = fixed window
+-- ARGV[3]  burst          ARGV[4] interval in µs
+-- ARGV[5]  tokens (a, r) or penalty in µs (x)
+-- ARGV[6]  now in µs since the Unix epoch, or '' to read Redis TIME
+-- ARGV[7]  extra milliseconds of key TTL beyond the moment the bucket is full again
+-- Returns {allowed (0|1), remaining, retry_after_us, reset_after_us}.
+local key = KEYS[1]
+local op, algo = ARGV[1], ARGV[2]
+local burst = tonumber(ARGV[3])
+local t = tonumber(ARGV[4])
+local arg = tonumber(ARGV[5])
+local now
+if ARGV[6] == '' then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+else
+  now = tonumber(ARGV[6])
+end
+local slack = tonumber(ARGV[7])
+local span = burst * t
+local max_span = 4503599627370496
+local floor = math.floor
+local raw = redis.call('GET', key)
+
+local function fmt(x) return string.format('%.0f', x) end
+local function store(value, until_us)
+  local ttl = math.ceil((until_us - now) / 1000) + slack
+  if ttl < 1 then ttl = 1 end
+  redis.call('SET', key, value, 'PX', ttl)
+end
+
+if algo == 'g' then
+  local stored = 0
+  if raw then stored = tonumber(raw) or 0 end
+  local tat = math.max(stored, now)
+  local horizon = now + span
+  local function available(x)
+    if horizon > x then return floor((horizon - x) / t) end
+    return 0
+  end
+  local function view(x)
+    local avail = available(x)
+    local retry = x + t - horizon
+    if retry < 0 then retry = 0 end
+    local ok = 0
+    if avail >= 1 then ok = 1 end
+    return {ok, avail, retry, x - now}
+  end
+  if op == 'p' or (op == 'a' and arg == 0) then return view(tat) end
+  if op == 'a' then
+    local new_tat = tat + arg * t
+    if new_tat <= horizon then
+      store(fmt(new_tat), new_tat)
+      return {1, floor((horizon - new_tat) / t), 0, new_tat - now}
+    end
+    return {0, available(tat), new_tat - horizon, tat - now}
+  end
+  if op == 'x' then
+    local pfloor = now + math.min(arg, max_span) + (burst - 1) * t
+    if pfloor > stored then
+      store(fmt(pfloor), pfloor)
+      return view(math.max(pfloor, now))
+    end
+    return view(tat)
+  end
+  if op == 'r' then
+    if stored <= now then return view(now) end
+    local new_tat = math.max(stored - arg * t, now)
+    if new_tat <= now then redis.call('DEL', key) else store(fmt(new_tat), new_tat) end
+    return view(new_tat)
+  end
+  return redis.error_reply('apistend: unknown op ' .. tostring(op))
+end
+
+if algo == 'f' then
+  local len = math.ceil(span / 1000)
+  if len < 1 then len = 1 end
+  local now_ms = floor(now / 1000)
+  local active, e, c = false, 0, 0
+  if raw then
+    local a, b = string.match(raw, '^(%d+):(%d+)$')
+    if a and tonumber(a) > now_ms then
+      active, e, c = true, tonumber(a), tonumber(b)
+    end
+  end
+  local function untl(x)
+    local v = x * 1000 - now
+    if v < 0 then v = 0 end
+    return v
+  end
+  local function view(act, x, n)
+    if not act then return {1, burst, 0, 0} end
+    local ok, retry, reset = 0, untl(x), 0
+    if n < burst then ok, retry = 1, 0 end
+    if n > 0 then reset = untl(x) end
+    local rem = burst - n
+    if rem < 0 then rem = 0 end
+    return {ok, rem, retry, reset}
+  end
+  local function put(x, n) store(fmt(x) .. ':' .. fmt(n), x * 1000) end
+  if op == 'p' or (op == 'a' and arg == 0) then return view(active, e, c) end
+  if op == 'a' then
+    if not active then e, c = now_ms + len, 0 end
+    local taken = c + arg
+    if taken <= burst then
+      put(e, taken)
+      return {1, burst - taken, 0, untl(e)}
+    end
+    local rem = burst - c
+    if rem < 0 then rem = 0 end
+    return {0, rem, untl(e), untl(e)}
+  end
+  if op == 'x' then
+    local target = math.ceil((now + math.min(arg, max_span)) / 1000)
+    if active and e > target then target = e end
+    if target > now_ms and not (target == e and burst == c) then
+      put(target, burst)
+      return view(true, target, burst)
+    end
+    return view(active, e, c)
+  end
+  if op == 'r' then
+    if active and c > 0 then
+      local left = c - arg
+      if left < 0 then left = 0 end
+      put(e, left)
+      return view(true, e, left)
+    end
+    return view(active, e, c)
+  end
+  return redis.error_reply('apistend: unknown op ' .. tostring(op))
+end
+return redis.error_reply('apistend: unknown algorithm ' .. tostring(algo))

@@ -1,0 +1,298 @@
+//! The in-memory store: string keys, a quota per call, one atomic word per key.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use hashbrown::HashTable;
+
+use crate::algo::{self, Op};
+use crate::cell;
+use crate::clock::{Clock, SystemClock};
+use crate::decision::Decision;
+use crate::error::LimiterError;
+use crate::metrics::{Outcome, record_decision};
+use crate::quota::Quota;
+
+const SHARDS: usize = 64;
+/// A shard is swept of full buckets when it has doubled since the last sweep, or when this much
+/// time has passed and a new key arrives: either way the cost is amortized over the inserts.
+const SWEEP_PERIOD_US: u64 = 1_000_000;
+const MIN_SWEEP_LEN: usize = 1024;
+
+struct Entry {
+    key: Box<str>,
+    state: AtomicU64,
+}
+
+#[derive(Default)]
+struct Shard {
+    table: RwLock<HashTable<Entry>>,
+    next_sweep_len: AtomicU64,
+    last_sweep: AtomicU64,
+}
+
+struct Inner<C> {
+    shards: Box<[Shard]>,
+    hasher: RandomState,
+    clock: C,
+}
+
+/// Buckets in this process's memory.
+///
+/// The map is split into shards behind reader-writer locks that are only written when a key is
+/// first seen; a decision on a known key is a shared read of its shard and a compare-and-swap on
+/// the key's one atomic word. Keys whose bucket is full again carry no information and are swept
+/// out as new keys arrive, so a flood of one-off keys does not grow the map without bound.
+///
+/// Clones share the buckets.
+///
+/// ```
+/// use std::time::Duration;
+/// use apistend_limiter::{MemoryStore, Quota};
+/// let store = MemoryStore::new();
+/// let quota = Quota::per_period(2, Duration::from_secs(1))?;
+/// assert!(store.acquire("k", &quota, 2)?.allowed);
+/// let d = store.acquire("k", &quota, 1)?;
+/// assert!(!d.allowed);
+/// assert_eq!(d.retry_after_secs(), 1);
+/// assert!(store.acquire("k", &quota, 3).is_err(), "3 tokens never fit a bucket of 2");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct MemoryStore<C = SystemClock> {
+    inner: Arc<Inner<C>>,
+}
+
+impl<C> Clone for MemoryStore<C> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<C: Clock> std::fmt::Debug for MemoryStore<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("keys", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryStore<SystemClock> {
+    /// A store on the system clock.
+    pub fn new() -> Self {
+        Self::with_clock(SystemClock::new())
+    }
+}
+
+impl Default for MemoryStore<SystemClock> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Clock> MemoryStore<C> {
+    /// A store reading time from `clock` (a [`ManualClock`](crate::ManualClock) in tests).
+    pub fn with_clock(clock: C) -> Self {
+        let shards = (0..SHARDS).map(|_| Shard::default()).collect();
+        Self {
+            inner: Arc::new(Inner {
+                shards,
+                hasher: RandomState::new(),
+                clock,
+            }),
+        }
+    }
+
+    /// The store's clock.
+    pub fn clock(&self) -> &C {
+        &self.inner.clock
+    }
+
+    /// Takes `n` tokens from `key`'s bucket if they are there. `n = 0` only looks.
+    ///
+    /// # Errors
+    /// [`LimiterError::InsufficientCapacity`] when `n` exceeds the burst: such a request can never
+    /// be allowed, however long the caller waits.
+    pub fn acquire(&self, key: &str, quota: &Quota, n: u32) -> Result<Decision, LimiterError> {
+        check_capacity(quota, n)?;
+        let decision = self.apply(key, quota, Op::Acquire(n));
+        record_decision(
+            "memory",
+            if decision.allowed {
+                Outcome::Allowed
+            } else {
+                Outcome::Denied
+            },
+        );
+        Ok(decision)
+    }
+
+    /// The bucket as it is, without taking anything: `allowed` tells whether one token is there.
+    pub fn peek(&self, key: &str, quota: &Quota) -> Decision {
+        self.apply(key, quota, Op::Peek)
+    }
+
+    /// Allows nothing on `key` for `d`, then the nominal rate without a burst:
+    /// `TAT := max(TAT, now + d + (B−1)·T)`. Returns the bucket afterwards.
+    pub fn penalize(&self, key: &str, quota: &Quota, d: Duration) -> Decision {
+        self.apply(key, quota, Op::Penalize(micros(d)))
+    }
+
+    /// Gives back `n` tokens of a request that was never sent: `TAT := max(now, TAT − n·T)`.
+    pub fn refund(&self, key: &str, quota: &Quota, n: u32) -> Decision {
+        self.apply(key, quota, Op::Refund(n))
+    }
+
+    /// Forgets `key`: its bucket is full again.
+    pub fn reset(&self, key: &str) {
+        let hash = self.inner.hasher.hash_one(key);
+        let mut table = self
+            .shard(hash)
+            .table
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Ok(entry) = table.find_entry(hash, |e| &*e.key == key) {
+            entry.remove();
+        }
+    }
+
+    /// Number of keys held (including full buckets not yet swept).
+    pub fn len(&self) -> usize {
+        self.inner
+            .shards
+            .iter()
+            .map(|s| s.table.read().unwrap_or_else(PoisonError::into_inner).len())
+            .sum()
+    }
+
+    /// Whether no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops every key whose bucket is full again. Runs on its own as keys arrive; call it to
+    /// reclaim memory at a moment of your choosing.
+    pub fn sweep(&self) {
+        let now = self.inner.clock.now();
+        for shard in self.inner.shards.iter() {
+            let mut table = shard.table.write().unwrap_or_else(PoisonError::into_inner);
+            sweep_table(shard, &mut table, now, &self.inner.hasher);
+        }
+    }
+
+    #[inline]
+    fn shard(&self, hash: u64) -> &Shard {
+        // SHARDS is a power of two, so the mask keeps the index in bounds.
+        #[allow(clippy::indexing_slicing, clippy::cast_possible_truncation)]
+        &self.inner.shards[(hash as usize) & (SHARDS - 1)]
+    }
+
+    #[inline]
+    pub(crate) fn apply(&self, key: &str, quota: &Quota, op: Op) -> Decision {
+        let now = self.inner.clock.now();
+        let hash = self.inner.hasher.hash_one(key);
+        let shard = self.shard(hash);
+        {
+            let table = shard.table.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(entry) = table.find(hash, |e| &*e.key == key) {
+                return cell::update(&entry.state, now, quota, op);
+            }
+        }
+        let step = algo::step(0, now, quota, op);
+        match step.write {
+            None | Some(0) => step.decision,
+            Some(_) => {
+                let mut table = shard.table.write().unwrap_or_else(PoisonError::into_inner);
+                if let Some(entry) = table.find(hash, |e| &*e.key == key) {
+                    // Another thread inserted it meanwhile: decide against its state.
+                    return cell::update(&entry.state, now, quota, op);
+                }
+                let hasher = &self.inner.hasher;
+                maybe_sweep(shard, &mut table, now, hasher);
+                let entry = Entry {
+                    key: key.into(),
+                    state: AtomicU64::new(0),
+                };
+                let slot = table.insert_unique(hash, entry, |e| hasher.hash_one(&*e.key));
+                cell::update(&slot.get().state, now, quota, op)
+            }
+        }
+    }
+}
+
+fn maybe_sweep(shard: &Shard, table: &mut HashTable<Entry>, now: u64, hasher: &RandomState) {
+    let len = table.len() as u64;
+    let due_by_size = len
+        >= shard
+            .next_sweep_len
+            .load(Ordering::Relaxed)
+            .max(MIN_SWEEP_LEN as u64);
+    let due_by_time =
+        len > 0 && now.saturating_sub(shard.last_sweep.load(Ordering::Relaxed)) >= SWEEP_PERIOD_US;
+    if due_by_size || due_by_time {
+        sweep_table(shard, table, now, hasher);
+    }
+}
+
+fn sweep_table(shard: &Shard, table: &mut HashTable<Entry>, now: u64, hasher: &RandomState) {
+    table.retain(|e| !algo::is_spent(e.state.load(Ordering::Acquire), now));
+    if table.capacity() > 4 * table.len().max(MIN_SWEEP_LEN) {
+        table.shrink_to(table.len(), |e| hasher.hash_one(&*e.key));
+    }
+    shard.next_sweep_len.store(
+        (2 * table.len()).max(MIN_SWEEP_LEN) as u64,
+        Ordering::Relaxed,
+    );
+    shard.last_sweep.store(now, Ordering::Relaxed);
+}
+
+pub(crate) fn check_capacity(quota: &Quota, n: u32) -> Result<(), LimiterError> {
+    if n > quota.burst() {
+        Err(LimiterError::InsufficientCapacity {
+            requested: n,
+            burst: quota.burst(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+
+    #[test]
+    fn keys_and_quotas_are_independent() {
+        let clock = ManualClock::new();
+        let store = MemoryStore::with_clock(clock);
+        let one = Quota::new(1, Duration::from_secs(1)).unwrap();
+        let ten = Quota::new(10, Duration::from_secs(1)).unwrap();
+        assert!(store.acquire("a", &one, 1).unwrap().allowed);
+        assert!(!store.acquire("a", &one, 1).unwrap().allowed);
+        for _ in 0..10 {
+            assert!(store.acquire("b", &ten, 1).unwrap().allowed);
+        }
+        assert_eq!(store.len(), 2);
+        store.reset("a");
+        assert!(store.acquire("a", &one, 1).unwrap().allowed);
+    }
+
+    #[test]
+    fn denials_and_peeks_of_unknown_keys_store_nothing() {
+        let store = MemoryStore::with_clock(ManualClock::new());
+        let q = Quota::new(3, Duration::from_secs(1)).unwrap();
+        assert_eq!(store.peek("x", &q).remaining, 3);
+        assert!(store.acquire("x", &q, 4).is_err());
+        assert!(store.acquire("x", &q, 0).unwrap().allowed);
+        assert_eq!(store.refund("x", &q, 1).remaining, 3);
+        assert!(store.is_empty());
+    }
+}

@@ -1,0 +1,541 @@
+//! The Redis store: one Lua script, one `EVALSHA` per decision, standalone or Cluster, with a
+//! local fallback when Redis cannot answer.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use redis::cluster_async::ClusterConnection;
+use redis::{AsyncCommands, Script};
+
+use crate::Algorithm;
+use crate::algo::Op;
+use crate::clock::{Clock, SystemClock};
+use crate::decision::Decision;
+use crate::error::LimiterError;
+use crate::memory::{MemoryStore, check_capacity, micros};
+use crate::metrics::{Outcome, record_decision, record_fallback, record_store_error};
+use crate::quota::Quota;
+
+const STORE: &str = "redis";
+
+/// Where the Redis store reads "now".
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum TimeSource {
+    /// Redis `TIME`, inside the script: every instance shares the server's clock (the default).
+    #[default]
+    Server,
+    /// The caller's clock, passed to the script — for deployments whose Redis forbids `TIME` in
+    /// scripts, and for tests that control time.
+    Client(Arc<dyn Clock>),
+}
+
+impl std::fmt::Debug for TimeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeSource::Server => "Server",
+            TimeSource::Client(_) => "Client",
+        })
+    }
+}
+
+/// What a decision does when Redis cannot answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FailurePolicy {
+    /// Decide with a local in-memory store holding the same quotas, log a warning, and count it
+    /// in `apistend_limiter_fallbacks_total` (the default: an outage of the limiter must not stop
+    /// the traffic it protects).
+    #[default]
+    FailOpen,
+    /// Return [`LimiterError::Store`].
+    FailClosed,
+}
+
+/// How to reach Redis.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RedisConfig {
+    /// `redis://host:port[/db]` for a standalone server, or the seed nodes of a Cluster.
+    pub nodes: Vec<String>,
+    /// Whether `nodes` are Cluster nodes.
+    pub cluster: bool,
+    /// Prepended to every key.
+    pub key_prefix: String,
+    /// Where "now" comes from.
+    pub time: TimeSource,
+    /// What to do when Redis cannot answer.
+    pub failure: FailurePolicy,
+    /// How long one decision may wait for Redis before the failure policy applies.
+    pub timeout: Duration,
+    /// Extra key lifetime beyond the moment a bucket is full again.
+    pub ttl_slack: Duration,
+    /// After a failed connection attempt, how long to decide locally before trying again.
+    pub reconnect_after: Duration,
+}
+
+impl RedisConfig {
+    /// Parses `redis://…` (standalone) or `redis+cluster://host:port,host:port` (Cluster).
+    ///
+    /// # Errors
+    /// [`LimiterError::Config`] for an empty or unparsable URL.
+    pub fn from_url(url: &str) -> Result<Self, LimiterError> {
+        let url = url.trim();
+        let (nodes, cluster) = if let Some(rest) = url.strip_prefix("redis+cluster://") {
+            (
+                rest.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|n| format!("redis://{n}"))
+                    .collect::<Vec<_>>(),
+                true,
+            )
+        } else if url.starts_with("redis://")
+            || url.starts_with("rediss://")
+            || url.starts_with("unix://")
+        {
+            (vec![url.to_owned()], false)
+        } else {
+            return Err(LimiterError::Config(format!(
+                "{url:?} is not a Redis URL; use redis://host:port or redis+cluster://host:port,host:port"
+            )));
+        };
+        if nodes.is_empty() {
+            return Err(LimiterError::Config(
+                "a Redis Cluster URL needs at least one node".into(),
+            ));
+        }
+        Ok(Self {
+            nodes,
+            cluster,
+            key_prefix: String::new(),
+            time: TimeSource::Server,
+            failure: FailurePolicy::FailOpen,
+            timeout: Duration::from_millis(250),
+            ttl_slack: Duration::from_secs(1),
+            reconnect_after: Duration::from_millis(500),
+        })
+    }
+
+    /// Sets the key prefix.
+    #[must_use]
+    pub fn with_key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.key_prefix = prefix.into();
+        self
+    }
+
+    /// Sets the time source.
+    #[must_use]
+    pub fn with_time(mut self, time: TimeSource) -> Self {
+        self.time = time;
+        self
+    }
+
+    /// Sets the failure policy.
+    #[must_use]
+    pub fn with_failure_policy(mut self, failure: FailurePolicy) -> Self {
+        self.failure = failure;
+        self
+    }
+
+    /// Sets the per-decision timeout.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the extra key lifetime.
+    #[must_use]
+    pub fn with_ttl_slack(mut self, slack: Duration) -> Self {
+        self.ttl_slack = slack;
+        self
+    }
+}
+
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+enum Target {
+    Single,
+    Cluster(Box<redis::cluster::ClusterClient>),
+}
+
+struct Inner {
+    config: RedisConfig,
+    script: Script,
+    target: Target,
+    conn: RwLock<Option<Conn>>,
+    connecting: tokio::sync::Mutex<()>,
+    next_attempt: AtomicU64,
+    degraded: AtomicBool,
+    fallback: MemoryStore<Arc<dyn Clock>>,
+    wall: SystemClock,
+}
+
+/// Buckets in Redis, shared by every process that uses the same Redis.
+///
+/// Each decision is one `EVALSHA` of one script on one key (the script is loaded again after a
+/// `SCRIPT FLUSH` or a restart), so a Redis Cluster routes it to the key's slot. Connections are
+/// multiplexed and come back by themselves after Redis restarts; meanwhile the
+/// [`FailurePolicy`] decides.
+///
+/// Clones share the connection.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use apistend_limiter::{Quota, RedisConfig, RedisStore, bucket_key};
+/// let store = RedisStore::new(RedisConfig::from_url("redis://127.0.0.1:6379")?)?;
+/// let quota = Quota::per_period(3, Duration::from_secs(30))?;
+/// let decision = store.acquire(&bucket_key("wb", "seller-1", &["ping"]), &quota, 1).await?;
+/// println!("allowed: {}, retry in {} s", decision.allowed, decision.retry_after_secs());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("nodes", &self.inner.config.nodes)
+            .field("cluster", &self.inner.config.cluster)
+            .field("degraded", &self.is_degraded())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// A store for `config`. Connects lazily: a Redis that is down now is not an error here, the
+    /// failure policy applies to the decisions instead. Must be called within a Tokio runtime.
+    ///
+    /// # Errors
+    /// [`LimiterError::Config`] when the URLs cannot be parsed.
+    pub fn new(config: RedisConfig) -> Result<Self, LimiterError> {
+        let bad = |e: redis::RedisError| LimiterError::Config(format!("Redis URL: {e}"));
+        let (target, conn) = if config.cluster {
+            let client = redis::cluster::ClusterClientBuilder::new(config.nodes.clone())
+                .connection_timeout(config.timeout)
+                .response_timeout(config.timeout)
+                .retries(1)
+                .build()
+                .map_err(bad)?;
+            (Target::Cluster(Box::new(client)), None)
+        } else {
+            let url = config
+                .nodes
+                .first()
+                .ok_or_else(|| LimiterError::Config("no Redis URL".into()))?;
+            let client = redis::Client::open(url.as_str()).map_err(bad)?;
+            let cm_config = redis::aio::ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(config.timeout))
+                .set_response_timeout(Some(config.timeout))
+                .set_number_of_retries(1)
+                .set_max_delay(Duration::from_millis(200));
+            let manager =
+                ConnectionManager::new_lazy_with_config(client, cm_config).map_err(bad)?;
+            (Target::Single, Some(Conn::Single(manager)))
+        };
+        let fallback_clock: Arc<dyn Clock> = match &config.time {
+            TimeSource::Client(clock) => Arc::clone(clock),
+            TimeSource::Server => Arc::new(SystemClock::new()),
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                script: Script::new(include_str!("limiter.lua")),
+                target,
+                conn: RwLock::new(conn),
+                connecting: tokio::sync::Mutex::new(()),
+                next_attempt: AtomicU64::new(0),
+                degraded: AtomicBool::new(false),
+                fallback: MemoryStore::with_clock(fallback_clock),
+                wall: SystemClock::new(),
+                config,
+            }),
+        })
+    }
+
+    /// Takes `n` tokens from `key`'s bucket if they are there.
+    ///
+    /// # Errors
+    /// [`LimiterError::InsufficientCapacity`] when `n` exceeds the burst;
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    ///
+    /// # Cancel safety
+    /// Dropping the future before it completes may or may not have taken the tokens (the script
+    /// may already run in Redis); it never takes them twice.
+    pub async fn acquire(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+    ) -> Result<Decision, LimiterError> {
+        check_capacity(quota, n)?;
+        let decision = self.run(key, quota, Op::Acquire(n)).await?;
+        record_decision(
+            STORE,
+            if decision.allowed {
+                Outcome::Allowed
+            } else {
+                Outcome::Denied
+            },
+        );
+        Ok(decision)
+    }
+
+    /// The bucket as it is, without taking anything.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    pub async fn peek(&self, key: &str, quota: &Quota) -> Result<Decision, LimiterError> {
+        self.run(key, quota, Op::Peek).await
+    }
+
+    /// Allows nothing on `key` for `d`, then the nominal rate without a burst.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    pub async fn penalize(
+        &self,
+        key: &str,
+        quota: &Quota,
+        d: Duration,
+    ) -> Result<Decision, LimiterError> {
+        self.run(key, quota, Op::Penalize(micros(d))).await
+    }
+
+    /// Gives back `n` tokens of a request that was never sent.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    pub async fn refund(&self, key: &str, quota: &Quota, n: u32) -> Result<Decision, LimiterError> {
+        self.run(key, quota, Op::Refund(n)).await
+    }
+
+    /// Forgets `key` in Redis and in the local fallback.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer, whatever the policy: a reset that did not
+    /// happen must not look as if it had.
+    pub async fn reset(&self, key: &str) -> Result<(), LimiterError> {
+        let full = self.full_key(key);
+        self.inner.fallback.reset(&full);
+        let mut conn = self.conn().await?;
+        let fut = async {
+            match &mut conn {
+                Conn::Single(c) => c.del::<_, ()>(&full).await,
+                Conn::Cluster(c) => c.del::<_, ()>(&full).await,
+            }
+        };
+        match tokio::time::timeout(self.inner.config.timeout, fut).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(store_error(e)),
+            Err(_) => Err(store_error(timeout_error())),
+        }
+    }
+
+    /// Whether the last decision had to be taken locally because Redis could not answer.
+    pub fn is_degraded(&self) -> bool {
+        self.inner.degraded.load(Ordering::Relaxed)
+    }
+
+    /// Sends `PING`; `Ok` when Redis answers within the timeout (for readiness probes).
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when it does not.
+    pub async fn ping(&self) -> Result<(), LimiterError> {
+        let mut conn = self.conn().await?;
+        let fut = async {
+            match &mut conn {
+                Conn::Single(c) => redis::cmd("PING").query_async::<String>(c).await,
+                Conn::Cluster(c) => redis::cmd("PING").query_async::<String>(c).await,
+            }
+        };
+        match tokio::time::timeout(self.inner.config.timeout, fut).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(store_error(e)),
+            Err(_) => Err(store_error(timeout_error())),
+        }
+    }
+
+    fn full_key(&self, key: &str) -> String {
+        let prefix = &self.inner.config.key_prefix;
+        let mut full = String::with_capacity(prefix.len() + key.len());
+        full.push_str(prefix);
+        full.push_str(key);
+        full
+    }
+
+    async fn run(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
+        let full = self.full_key(key);
+        match self.eval(&full, quota, op).await {
+            Ok(decision) => {
+                if self.inner.degraded.swap(false, Ordering::Relaxed) {
+                    tracing::info!(nodes = ?self.inner.config.nodes, "Redis answers again; rate-limit decisions are shared again");
+                }
+                Ok(decision)
+            }
+            Err(err) => {
+                record_store_error(STORE, error_kind(&err));
+                match self.inner.config.failure {
+                    FailurePolicy::FailClosed => Err(err),
+                    FailurePolicy::FailOpen => {
+                        if !self.inner.degraded.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(error = %err, "Redis cannot answer; deciding with the local fallback store until it is back");
+                        }
+                        record_fallback(STORE);
+                        Ok(self.inner.fallback.apply(&full, quota, op))
+                    }
+                }
+            }
+        }
+    }
+
+    async fn eval(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
+        let (code, arg) = match op {
+            Op::Acquire(0) | Op::Peek => ("p", 0),
+            Op::Acquire(n) => ("a", u64::from(n)),
+            Op::Penalize(d) => ("x", d),
+            Op::Refund(n) => ("r", u64::from(n)),
+        };
+        let algo = match quota.algorithm() {
+            Algorithm::Gcra => "g",
+            Algorithm::FixedWindow => "f",
+        };
+        let now = match &self.inner.config.time {
+            TimeSource::Server => String::new(),
+            TimeSource::Client(clock) => clock.now().to_string(),
+        };
+        let slack_ms = self.inner.config.ttl_slack.as_millis().to_string();
+        let mut conn = self.conn().await?;
+        let mut invocation = self.inner.script.key(key);
+        invocation
+            .arg(code)
+            .arg(algo)
+            .arg(quota.burst())
+            .arg(quota.interval_micros())
+            .arg(arg)
+            .arg(now)
+            .arg(slack_ms);
+        let fut = async {
+            match &mut conn {
+                Conn::Single(c) => invocation.invoke_async::<Vec<i64>>(c).await,
+                Conn::Cluster(c) => invocation.invoke_async::<Vec<i64>>(c).await,
+            }
+        };
+        let reply = match tokio::time::timeout(self.inner.config.timeout, fut).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e)) => return Err(store_error(e)),
+            Err(_) => return Err(store_error(timeout_error())),
+        };
+        let [allowed, remaining, retry, reset] = reply.as_slice() else {
+            return Err(store_error(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "unexpected reply from the rate-limit script",
+                format!("{reply:?}"),
+            ))));
+        };
+        let u = |v: &i64| u64::try_from(*v).unwrap_or(0);
+        Ok(Decision::from_micros(
+            *allowed == 1,
+            quota.burst(),
+            u(remaining),
+            u(retry),
+            u(reset),
+        ))
+    }
+
+    async fn conn(&self) -> Result<Conn, LimiterError> {
+        if let Some(conn) = self
+            .inner
+            .conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            return Ok(conn.clone());
+        }
+        let Target::Cluster(client) = &self.inner.target else {
+            return Err(store_error(not_connected()));
+        };
+        let now = self.inner.wall.now();
+        if now < self.inner.next_attempt.load(Ordering::Relaxed) {
+            return Err(store_error(not_connected()));
+        }
+        // One connection attempt at a time; the others decide by the policy meanwhile.
+        let Ok(_guard) = self.inner.connecting.try_lock() else {
+            return Err(store_error(not_connected()));
+        };
+        if let Some(conn) = self
+            .inner
+            .conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            return Ok(conn.clone());
+        }
+        match tokio::time::timeout(self.inner.config.timeout * 4, client.get_async_connection())
+            .await
+        {
+            Ok(Ok(conn)) => {
+                let conn = Conn::Cluster(conn);
+                *self
+                    .inner
+                    .conn
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(conn.clone());
+                Ok(conn)
+            }
+            other => {
+                self.inner.next_attempt.store(
+                    now + micros(self.inner.config.reconnect_after),
+                    Ordering::Relaxed,
+                );
+                Err(store_error(match other {
+                    Ok(Err(e)) => e,
+                    _ => timeout_error(),
+                }))
+            }
+        }
+    }
+}
+
+fn store_error(e: redis::RedisError) -> LimiterError {
+    LimiterError::Store {
+        store: STORE,
+        source: Box::new(e),
+    }
+}
+
+fn timeout_error() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "Redis did not answer in time",
+    ))
+}
+
+fn not_connected() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::NotConnected,
+        "not connected to Redis (retrying)",
+    ))
+}
+
+fn error_kind(err: &LimiterError) -> &'static str {
+    match err {
+        LimiterError::Store { source, .. } => match source.downcast_ref::<redis::RedisError>() {
+            Some(e) if e.is_timeout() => "timeout",
+            Some(e) if e.is_io_error() || e.is_connection_dropped() => "connection",
+            Some(_) => "response",
+            None => "other",
+        },
+        _ => "other",
+    }
+}

@@ -1,0 +1,133 @@
+//! One type for "the configured store", memory or Redis, for code that chooses at run time.
+
+use std::time::Duration;
+
+use crate::decision::Decision;
+use crate::error::LimiterError;
+use crate::memory::MemoryStore;
+use crate::quota::Quota;
+#[cfg(feature = "redis")]
+use crate::redis::RedisStore;
+
+/// The store a deployment chose: buckets in this process or in Redis.
+///
+/// ```
+/// # tokio_test_block(async {
+/// use std::time::Duration;
+/// use apistend_limiter::{MemoryStore, Quota, Store};
+/// let store = Store::from(MemoryStore::new());
+/// let q = Quota::per_period(1, Duration::from_secs(1))?;
+/// assert!(store.acquire("k", &q, 1).await?.allowed);
+/// assert!(!store.acquire("k", &q, 1).await?.allowed);
+/// # Ok::<(), Box<dyn std::error::Error>>(()) });
+/// # fn tokio_test_block<F: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>>(f: F) {
+/// #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f).unwrap()
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Store {
+    /// Buckets in this process.
+    Memory(MemoryStore),
+    /// Buckets in Redis.
+    #[cfg(feature = "redis")]
+    Redis(RedisStore),
+}
+
+impl From<MemoryStore> for Store {
+    fn from(s: MemoryStore) -> Self {
+        Store::Memory(s)
+    }
+}
+
+#[cfg(feature = "redis")]
+impl From<RedisStore> for Store {
+    fn from(s: RedisStore) -> Self {
+        Store::Redis(s)
+    }
+}
+
+impl Store {
+    /// The store's name in metrics and logs (`memory`, `redis`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Store::Memory(_) => "memory",
+            #[cfg(feature = "redis")]
+            Store::Redis(_) => "redis",
+        }
+    }
+
+    /// See [`MemoryStore::acquire`] and [`RedisStore::acquire`].
+    ///
+    /// # Errors
+    /// [`LimiterError::InsufficientCapacity`] when `n` exceeds the burst; [`LimiterError::Store`]
+    /// when a fail-closed Redis store cannot answer.
+    pub async fn acquire(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+    ) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => s.acquire(key, quota, n),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => s.acquire(key, quota, n).await,
+        }
+    }
+
+    /// The bucket without taking anything.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when a fail-closed Redis store cannot answer.
+    pub async fn peek(&self, key: &str, quota: &Quota) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.peek(key, quota)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => s.peek(key, quota).await,
+        }
+    }
+
+    /// Allows nothing for `d`, then the nominal rate without a burst.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when a fail-closed Redis store cannot answer.
+    pub async fn penalize(
+        &self,
+        key: &str,
+        quota: &Quota,
+        d: Duration,
+    ) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.penalize(key, quota, d)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => s.penalize(key, quota, d).await,
+        }
+    }
+
+    /// Gives back `n` tokens of a request that was never sent.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when a fail-closed Redis store cannot answer.
+    pub async fn refund(&self, key: &str, quota: &Quota, n: u32) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.refund(key, quota, n)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => s.refund(key, quota, n).await,
+        }
+    }
+
+    /// Forgets `key`.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer.
+    pub async fn reset(&self, key: &str) -> Result<(), LimiterError> {
+        match self {
+            Store::Memory(s) => {
+                s.reset(key);
+                Ok(())
+            }
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => s.reset(key).await,
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The Redis store against real `redis-server` processes: standalone and a 3-master Cluster,
+//! restarts, script-cache flushes, and both failure policies.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_limiter::{
+    Clock, FailurePolicy, LimiterError, ManualClock, Quota, RedisConfig, RedisStore, Store,
+    TimeSource, bucket_key,
+};
+use apistend_testkit::{RedisCluster, RedisServer};
+
+fn quota(burst: u32, ms: u64) -> Quota {
+    Quota::new(burst, Duration::from_millis(ms)).unwrap()
+}
+
+#[tokio::test]
+async fn server_time_buckets_are_shared_by_two_stores() {
+    let Some(server) = RedisServer::start("server_time_buckets_are_shared_by_two_stores") else {
+        return;
+    };
+    let config = RedisConfig::from_url(&server.url())
+        .unwrap()
+        .with_failure_policy(FailurePolicy::FailClosed);
+    let a = RedisStore::new(config.clone()).unwrap();
+    let b = RedisStore::new(config).unwrap();
+    let q = quota(4, 60_000);
+    let key = bucket_key("wb:rl", "acc-1", &["content"]);
+    let mut allowed = 0;
+    for i in 0..10 {
+        let store = if i % 2 == 0 { &a } else { &b };
+        if store.acquire(&key, &q, 1).await.unwrap().allowed {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 4);
+    let d = a.acquire(&key, &q, 1).await.unwrap();
+    assert!(!d.allowed);
+    assert_eq!(d.limit, 4);
+    assert!(
+        d.retry_after > Duration::from_secs(59) && d.retry_after <= Duration::from_secs(60),
+        "{d:?}"
+    );
+    assert_eq!(d.retry_after_secs(), 60);
+    assert!(matches!(
+        a.acquire(&key, &q, 5).await,
+        Err(LimiterError::InsufficientCapacity {
+            requested: 5,
+            burst: 4
+        })
+    ));
+    // The key expires once the bucket is full again (TTL = reset + slack).
+    let ttl: i64 = server.cli(&["PTTL", &key]).parse().unwrap();
+    assert!(ttl > 200_000 && ttl <= 241_000, "ttl {ttl}");
+    a.reset(&key).await.unwrap();
+    assert!(b.acquire(&key, &q, 1).await.unwrap().allowed);
+    // Penalize through one store holds back the other.
+    b.penalize(&key, &q, Duration::from_secs(30)).await.unwrap();
+    let d = a.peek(&key, &q).await.unwrap();
+    assert!(
+        !d.allowed && d.retry_after > Duration::from_secs(29),
+        "{d:?}"
+    );
+}
+
+#[tokio::test]
+async fn survives_script_flush_between_calls() {
+    let Some(server) = RedisServer::start("survives_script_flush_between_calls") else {
+        return;
+    };
+    let store = RedisStore::new(
+        RedisConfig::from_url(&server.url())
+            .unwrap()
+            .with_failure_policy(FailurePolicy::FailClosed),
+    )
+    .unwrap();
+    let q = quota(3, 1000);
+    assert!(store.acquire("k", &q, 1).await.unwrap().allowed);
+    assert_eq!(server.cli(&["SCRIPT", "FLUSH"]), "OK");
+    let d = store.acquire("k", &q, 1).await.unwrap();
+    assert!(d.allowed);
+    assert_eq!(
+        d.remaining, 1,
+        "the state survived; only the script was reloaded"
+    );
+}
+
+#[tokio::test]
+async fn restart_mid_run_falls_back_then_recovers() {
+    let Some(mut server) = RedisServer::start("restart_mid_run_falls_back_then_recovers") else {
+        return;
+    };
+    let store = RedisStore::new(
+        RedisConfig::from_url(&server.url())
+            .unwrap()
+            .with_timeout(Duration::from_millis(200)),
+    )
+    .unwrap();
+    let q = quota(1000, 1);
+    for _ in 0..20 {
+        assert!(store.acquire("run", &q, 1).await.unwrap().allowed);
+    }
+    assert!(!store.is_degraded());
+    server.stop();
+    for _ in 0..20 {
+        // Fail-open: decisions keep coming, from the local fallback, never as errors or denials.
+        let d = store
+            .acquire("run", &q, 1)
+            .await
+            .expect("fail-open never errors");
+        assert!(d.allowed);
+    }
+    assert!(store.is_degraded());
+    server.restart();
+    let mut recovered = false;
+    for _ in 0..100 {
+        store.acquire("run", &q, 1).await.unwrap();
+        if !store.is_degraded() && server.cli(&["EXISTS", "run"]) == "1" {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(recovered, "the store reconnects after Redis restarts");
+}
+
+#[tokio::test]
+async fn fail_closed_gives_a_typed_store_error_never_a_denial() {
+    let Some(mut server) =
+        RedisServer::start("fail_closed_gives_a_typed_store_error_never_a_denial")
+    else {
+        return;
+    };
+    let config = RedisConfig::from_url(&server.url())
+        .unwrap()
+        .with_failure_policy(FailurePolicy::FailClosed)
+        .with_timeout(Duration::from_millis(200));
+    let store = Store::from(RedisStore::new(config).unwrap());
+    assert!(store.acquire("k", &quota(1, 10), 1).await.unwrap().allowed);
+    server.stop();
+    let err = store.acquire("k", &quota(1, 10), 1).await.unwrap_err();
+    assert!(
+        matches!(err, LimiterError::Store { store: "redis", .. }),
+        "{err}"
+    );
+    assert!(err.is_transient());
+    assert!(
+        err.to_string().contains("FailOpen"),
+        "the error says what to do: {err}"
+    );
+}
+
+#[tokio::test]
+async fn unreachable_at_start_is_not_an_error_for_fail_open() {
+    let port = apistend_testkit::free_port();
+    let store = RedisStore::new(
+        RedisConfig::from_url(&format!("redis://127.0.0.1:{port}"))
+            .unwrap()
+            .with_timeout(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let q = quota(2, 1000);
+    assert!(store.acquire("k", &q, 1).await.unwrap().allowed);
+    assert!(store.acquire("k", &q, 1).await.unwrap().allowed);
+    assert!(
+        !store.acquire("k", &q, 1).await.unwrap().allowed,
+        "the fallback keeps the same quotas"
+    );
+    assert!(store.is_degraded());
+    assert!(RedisConfig::from_url("http://nope").is_err());
+    assert!(RedisConfig::from_url("redis+cluster://").is_err());
+}
+
+#[tokio::test]
+async fn cluster_routes_each_tenant_to_its_slot() {
+    let Some(cluster) = RedisCluster::start("cluster_routes_each_tenant_to_its_slot") else {
+        return;
+    };
+    let clock = ManualClock::new();
+    let shared: Arc<dyn Clock> = Arc::new(clock.clone());
+    for time in [TimeSource::Server, TimeSource::Client(shared)] {
+        let store = RedisStore::new(
+            RedisConfig::from_url(&cluster.url())
+                .unwrap()
+                .with_failure_policy(FailurePolicy::FailClosed)
+                .with_time(time),
+        )
+        .unwrap();
+        let q = quota(2, 60_000);
+        for tenant in 0..30 {
+            let key = bucket_key("apistend", &format!("seller-{tenant}"), &["wb", "content"]);
+            assert!(store.acquire(&key, &q, 2).await.unwrap().allowed, "{key}");
+            assert!(!store.acquire(&key, &q, 1).await.unwrap().allowed, "{key}");
+            store.reset(&key).await.unwrap();
+        }
+    }
+    // Keys of one tenant share a slot.
+    let slot = |k: &str| cluster.nodes()[0].cli(&["CLUSTER", "KEYSLOT", k]);
+    assert_eq!(
+        slot(&bucket_key("a", "acc", &["x"])),
+        slot(&bucket_key("b", "acc", &["y", "z"]))
+    );
+}

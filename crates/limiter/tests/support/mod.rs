@@ -1,0 +1,133 @@
+//! Shared test support: a plain reference model of both algorithms, written straight from
+//! DESIGN.md and independent of the engine's code.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+
+use std::collections::HashMap;
+
+/// One operation of a random sequence.
+#[derive(Debug, Clone, Copy)]
+pub enum RefOp {
+    Acquire(u32),
+    Penalize(u64),
+    Refund(u32),
+}
+
+/// The figures the model predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefDecision {
+    pub allowed: bool,
+    pub remaining: u64,
+    pub retry_us: u64,
+}
+
+/// GCRA as DESIGN.md states it: one TAT per key.
+#[derive(Debug, Default)]
+pub struct RefGcra {
+    tat: HashMap<String, i128>,
+}
+
+impl RefGcra {
+    pub fn apply(&mut self, key: &str, now: u64, burst: u32, t: u64, op: RefOp) -> RefDecision {
+        let now = i128::from(now);
+        let (b, t) = (i128::from(burst), i128::from(t));
+        let stored = self.tat.get(key).copied().unwrap_or(0);
+        let tat = stored.max(now);
+        let tokens = |tat: i128| ((now + b * t - tat).max(0) / t) as u64;
+        match op {
+            RefOp::Acquire(n) => {
+                let new = tat + i128::from(n) * t;
+                if new - b * t <= now {
+                    self.tat.insert(key.to_owned(), new);
+                    RefDecision {
+                        allowed: true,
+                        remaining: tokens(new),
+                        retry_us: 0,
+                    }
+                } else {
+                    RefDecision {
+                        allowed: false,
+                        remaining: tokens(tat),
+                        retry_us: (new - b * t - now) as u64,
+                    }
+                }
+            }
+            RefOp::Penalize(d) => {
+                let new = stored.max(now + i128::from(d) + (b - 1) * t);
+                self.tat.insert(key.to_owned(), new);
+                let avail = tokens(new.max(now));
+                RefDecision {
+                    allowed: avail >= 1,
+                    remaining: avail,
+                    retry_us: (new.max(now) + t - b * t - now).max(0) as u64,
+                }
+            }
+            RefOp::Refund(n) => {
+                if stored > now {
+                    self.tat
+                        .insert(key.to_owned(), (stored - i128::from(n) * t).max(now));
+                }
+                let cur = self.tat.get(key).copied().unwrap_or(0).max(now);
+                let avail = tokens(cur);
+                RefDecision {
+                    allowed: avail >= 1,
+                    remaining: avail,
+                    retry_us: (cur + t - b * t - now).max(0) as u64,
+                }
+            }
+        }
+    }
+}
+
+/// A fixed window of `burst` per `burst × t` that opens (at millisecond granularity) with the first
+/// request — the decision record's INCR + PEXPIRE.
+#[derive(Debug, Default)]
+pub struct RefWindow {
+    windows: HashMap<String, (u64, u64)>, // key -> (end_ms, count)
+}
+
+impl RefWindow {
+    pub fn acquire(&mut self, key: &str, now: u64, burst: u32, t: u64, n: u32) -> RefDecision {
+        let len_ms = (u64::from(burst) * t).div_ceil(1000).max(1);
+        let now_ms = now / 1000;
+        let (end, count) = match self.windows.get(key) {
+            Some(&(end, count)) if end > now_ms => (end, count),
+            _ => (now_ms + len_ms, 0),
+        };
+        if count + u64::from(n) <= u64::from(burst) {
+            self.windows
+                .insert(key.to_owned(), (end, count + u64::from(n)));
+            RefDecision {
+                allowed: true,
+                remaining: u64::from(burst) - count - u64::from(n),
+                retry_us: 0,
+            }
+        } else {
+            RefDecision {
+                allowed: false,
+                remaining: u64::from(burst) - count,
+                retry_us: end * 1000 - now,
+            }
+        }
+    }
+}
+
+/// Whether a list of admitted `(time µs, tokens)` ever exceeds `burst + d/t` in a window of
+/// length `d`; returns the first violation.
+pub fn bound_violation(admitted: &[(u64, u32)], burst: u32, t: u64) -> Option<(u64, u64, u64)> {
+    for (i, &(start, _)) in admitted.iter().enumerate() {
+        let mut sum = 0u64;
+        for &(time, n) in admitted.iter().skip(i) {
+            sum += u64::from(n);
+            let d = time - start;
+            if sum > u64::from(burst) + d / t {
+                return Some((start, time, sum));
+            }
+        }
+    }
+    None
+}
