@@ -3,7 +3,14 @@
 //! bytes each tracked key costs in either.
 //!
 //! `cargo bench -p apistend-limiter --bench memory`
-#![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout, unsafe_code, clippy::indexing_slicing, clippy::cast_possible_truncation)]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    unsafe_code,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

@@ -4,6 +4,10 @@
 //! - `apistend_limiter_decisions_total{store, outcome}`: `allowed` / `denied`;
 //! - `apistend_limiter_store_errors_total{store, kind}`: a store that could not answer;
 //! - `apistend_limiter_fallbacks_total{store}`: decisions taken by the local fallback instead.
+//!
+//! Labels are literals on purpose: with literals the macro builds its key statically, with
+//! variables it allocates a label vector on every call, which on the hot path was most of the cost
+//! of a decision.
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Outcome {
@@ -11,14 +15,32 @@ pub(crate) enum Outcome {
     Denied,
 }
 
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Store {
+    Memory,
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    Redis,
+}
+
 #[inline]
-pub(crate) fn record_decision(store: &'static str, outcome: Outcome) {
-    let outcome = match outcome {
-        Outcome::Allowed => "allowed",
-        Outcome::Denied => "denied",
+pub(crate) fn record_decision(store: Store, outcome: Outcome) {
+    use Outcome::{Allowed, Denied};
+    const NAME: &str = "apistend_limiter_decisions_total";
+    let counter = match (store, outcome) {
+        (Store::Memory, Allowed) => {
+            metrics::counter!(NAME, "store" => "memory", "outcome" => "allowed")
+        }
+        (Store::Memory, Denied) => {
+            metrics::counter!(NAME, "store" => "memory", "outcome" => "denied")
+        }
+        (Store::Redis, Allowed) => {
+            metrics::counter!(NAME, "store" => "redis", "outcome" => "allowed")
+        }
+        (Store::Redis, Denied) => {
+            metrics::counter!(NAME, "store" => "redis", "outcome" => "denied")
+        }
     };
-    metrics::counter!("apistend_limiter_decisions_total", "store" => store, "outcome" => outcome)
-        .increment(1);
+    counter.increment(1);
 }
 
 #[cfg(feature = "redis")]

@@ -15,7 +15,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::decision::Decision;
 use crate::error::LimiterError;
 use crate::memory::{MemoryStore, check_capacity, micros};
-use crate::metrics::{Outcome, record_decision, record_fallback, record_store_error};
+use crate::metrics::{
+    Outcome, Store as MetricStore, record_decision, record_fallback, record_store_error,
+};
 use crate::quota::Quota;
 
 const STORE: &str = "redis";
@@ -279,7 +281,7 @@ impl RedisStore {
         check_capacity(quota, n)?;
         let decision = self.run(key, quota, Op::Acquire(n)).await?;
         record_decision(
-            STORE,
+            MetricStore::Redis,
             if decision.allowed {
                 Outcome::Allowed
             } else {

@@ -1,7 +1,12 @@
 //! Many threads, one key, a clock that stands still: exactly the burst gets through. And a flood
 //! of one-off keys leaves the map (near) empty once their buckets are full again.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

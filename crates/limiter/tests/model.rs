@@ -1,7 +1,12 @@
 //! Property tests: both stores agree with the reference model decision by decision, and GCRA never
 //! admits more than `burst + d/interval` in any interval of length `d`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -1,7 +1,12 @@
 //! The Redis store against real `redis-server` processes: standalone and a 3-master Cluster,
 //! restarts, script-cache flushes, and both failure policies.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::sync::Arc;
 use std::time::Duration;
