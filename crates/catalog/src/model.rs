@@ -1,0 +1,308 @@
+//! What a service is, as data: its operations, limit groups, credentials, rejection and headers.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use apistend_limiter::Quota;
+
+use crate::error::CatalogError;
+
+/// The services APIStend emulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ServiceId {
+    /// Wildberries seller API.
+    Wb,
+    /// Bitrix24 REST.
+    B24,
+    /// Apify API v2.
+    Apify,
+    /// Ozon Seller API.
+    Ozon,
+}
+
+impl ServiceId {
+    /// All services, in catalog order.
+    pub const ALL: [ServiceId; 4] = [
+        ServiceId::Wb,
+        ServiceId::B24,
+        ServiceId::Apify,
+        ServiceId::Ozon,
+    ];
+
+    /// The stable id (`wb`, `b24`, `apify`, `ozon`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceId::Wb => "wb",
+            ServiceId::B24 => "b24",
+            ServiceId::Apify => "apify",
+            ServiceId::Ozon => "ozon",
+        }
+    }
+}
+
+impl fmt::Display for ServiceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ServiceId {
+    type Err = CatalogError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ServiceId::ALL
+            .into_iter()
+            .find(|id| id.as_str() == s)
+            .ok_or_else(|| CatalogError::UnknownService(s.to_owned()))
+    }
+}
+
+/// An HTTP method, as operations are keyed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
+    Options,
+}
+
+impl Method {
+    /// Upper-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Head => "HEAD",
+            Method::Options => "OPTIONS",
+        }
+    }
+
+    /// Parses a method name, case-insensitively; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "GET" => Method::Get,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            "HEAD" => Method::Head,
+            "OPTIONS" => Method::Options,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a real client sends its credential to a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CredentialChannel {
+    /// `X-Mock-Key: KEY` — the sandbox's own header, accepted by every service.
+    MockKey,
+    /// `Authorization: KEY` or `Authorization: Bearer KEY` (WB).
+    Authorization,
+    /// `Authorization: Bearer KEY` (Apify).
+    BearerToken,
+    /// `?token=KEY` (Apify).
+    TokenQuery,
+    /// `Client-Id: ID` and `Api-Key: KEY` (Ozon).
+    ClientIdApiKey,
+    /// `/rest/{user}/{code}/{method}` (a Bitrix24 inbound webhook).
+    WebhookPath,
+    /// `?auth=TOKEN` or an `auth` body field (a Bitrix24 application).
+    AuthParam,
+}
+
+/// Which requests share one bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BucketScope {
+    /// One bucket per credential (seller account, Client-Id, portal key).
+    Key,
+    /// One bucket per application when the request comes from a registered application (Bitrix24
+    /// local apps), otherwise per key.
+    Application,
+    /// One bucket per key and path class (Apify: records, runs and datasets, the user profile…).
+    PathClass,
+    /// One bucket per key and host: the limit applies on each domain separately (WB `/ping`).
+    Host,
+}
+
+impl BucketScope {
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BucketScope::Key => "key",
+            BucketScope::Application => "application",
+            BucketScope::PathClass => "path_class",
+            BucketScope::Host => "host",
+        }
+    }
+}
+
+/// A bucket that some operations draw from.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LimitGroup {
+    /// Stable id, unique within the service (`content-api.kontent`, `portal`, `kv-records`).
+    pub id: String,
+    /// The name the service's documentation gives it, if any.
+    pub label: Option<String>,
+    /// The quota (and its algorithm).
+    pub quota: Quota,
+    /// Which requests share it.
+    pub scope: BucketScope,
+    /// The documented period and limit, when the source states them (WB tables), for display.
+    pub documented: Option<(u64, u32)>,
+}
+
+/// One operation: a method on a path template.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Operation {
+    /// The host the real service serves it on (WB has 17), if the service has several.
+    pub host: Option<String>,
+    /// Other hosts serving a variant of it (WB `/ping`).
+    pub also_hosts: Vec<String>,
+    /// The method.
+    pub method: Method,
+    /// The path template, parameters in braces: `/api/v3/stocks/{warehouseId}`.
+    pub path: String,
+    /// Indices into [`Service::groups`], most specific first. Every group takes its tokens.
+    pub groups: Vec<usize>,
+    /// Tokens an answer with a given status costs in all (WB: a `409` costs 10, or 33).
+    pub cost: BTreeMap<u16, u32>,
+    /// Whether the service has deprecated it (WB operations without a limit block).
+    pub deprecated: bool,
+    /// The service's category of the operation (WB `x-category`).
+    pub category: Option<String>,
+    /// A short human description.
+    pub summary: Option<String>,
+}
+
+impl Operation {
+    /// Tokens an answer with `status` costs in all: 1 unless a cost rule says otherwise.
+    pub fn cost_of(&self, status: u16) -> u32 {
+        self.cost.get(&status).copied().unwrap_or(1)
+    }
+}
+
+/// How a service says "over the limit".
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rejection {
+    /// HTTP status (429; Bitrix24 503).
+    pub status: u16,
+    /// `Content-Type` of the body.
+    pub content_type: &'static str,
+    /// The body's shape.
+    pub style: ErrorStyle,
+}
+
+/// The shape of a service's error bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorStyle {
+    /// WB: `{title, detail, code, requestId, origin, status, statusText, timestamp}`.
+    Wb,
+    /// Bitrix24: `{"error": CODE, "error_description": TEXT}`.
+    B24,
+    /// Apify: `{"error": {"type": TYPE, "message": TEXT}}`.
+    Apify,
+    /// Ozon (gRPC gateway `rpcStatus`): `{"code": INT, "message": TEXT, "details": []}`.
+    Ozon,
+}
+
+/// Which rate-limit headers a service really sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderStyle {
+    /// WB: `X-Ratelimit-Remaining` on every answer but a 429; `X-Ratelimit-Retry`,
+    /// `X-Ratelimit-Limit`, `X-Ratelimit-Reset` on a 429.
+    Wb,
+    /// Apify: `X-RateLimit-Limit` on every answer, nothing else.
+    Apify,
+    /// No rate-limit headers at all (Bitrix24, Ozon).
+    None,
+}
+
+/// A default latency: every answer waits `base_ms` unless the request says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LatencyProfile {
+    /// Milliseconds added to every answer.
+    pub base_ms: u32,
+}
+
+/// Bitrix24's budget of method "operating" time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperatingBudget {
+    /// Seconds of execution time one method may accumulate per application or webhook…
+    pub limit_secs: u32,
+    /// …within this sliding window, kept as one-minute baskets.
+    pub window_secs: u32,
+}
+
+/// One emulated service.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Service {
+    /// Its id.
+    pub id: ServiceId,
+    /// Path prefix in the sandbox (`/wb`).
+    pub prefix: &'static str,
+    /// Channels a real client uses for its credential, besides [`CredentialChannel::MockKey`].
+    pub credentials: Vec<CredentialChannel>,
+    /// The answer over the limit.
+    pub rejection: Rejection,
+    /// Its error body shape (for 401, 404 and scenarios too).
+    pub errors: ErrorStyle,
+    /// The rate-limit headers it sends.
+    pub headers: HeaderStyle,
+    /// Default latency.
+    pub latency: LatencyProfile,
+    /// Its limit groups.
+    pub groups: Vec<LimitGroup>,
+    /// Its operations.
+    pub operations: Vec<Operation>,
+    /// Groups that requests matching no operation draw from (the token of a 404 is spent too).
+    pub fallback_groups: Vec<usize>,
+    /// Bitrix24's operating-time budget.
+    pub operating_budget: Option<OperatingBudget>,
+    /// Bitrix24's most nested calls per `batch`.
+    pub batch_max: Option<u32>,
+    /// The hosts of the real service, for services with several (WB), short names first: the
+    /// sandbox accepts `/{prefix}/{short}/…` as the base URL of that host.
+    pub hosts: Vec<String>,
+}
+
+impl Service {
+    /// The group with id `id`.
+    pub fn group(&self, id: &str) -> Option<&LimitGroup> {
+        self.groups.iter().find(|g| g.id == id)
+    }
+
+    /// Index of the group with id `id`.
+    pub fn group_index(&self, id: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.id == id)
+    }
+}
+
+/// The short name of a host: `content-api` for `content-api.wildberries.ru`.
+pub fn short_host(host: &str) -> &str {
+    host.split('.').next().unwrap_or(host)
+}

@@ -1,0 +1,297 @@
+//! What a service sends back: its error bodies and its rate-limit headers, as strings (the sandbox
+//! puts them on the wire; the catalog knows nothing of HTTP libraries).
+
+use apistend_limiter::Decision;
+use serde_json::json;
+
+use crate::model::{ErrorStyle, HeaderStyle, Service};
+
+/// Kinds of error answers a service gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Over the rate limit.
+    RateLimited,
+    /// Bitrix24: a method's operating-time budget is spent.
+    OperatingTime,
+    /// Missing or unknown credentials.
+    Unauthorized,
+    /// Credentials without the right.
+    Forbidden,
+    /// Nothing at this path.
+    NotFound,
+    /// A conflict (WB: counts as several requests).
+    Conflict,
+    /// A request the service rejects, with the reason.
+    BadRequest(String),
+    /// The service failed.
+    ServerError,
+    /// The service is down for a while.
+    Unavailable,
+}
+
+/// Per-request values an error body carries.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ErrorContext<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// RFC 3339 UTC time of the answer.
+    pub timestamp: &'a str,
+    /// The capacity of the bucket that refused, for messages that name it.
+    pub limit: u32,
+}
+
+impl<'a> ErrorContext<'a> {
+    /// A context.
+    pub fn new(request_id: &'a str, timestamp: &'a str, limit: u32) -> Self {
+        Self {
+            request_id,
+            timestamp,
+            limit,
+        }
+    }
+}
+
+/// An error answer: status, content type and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorAnswer {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: String,
+}
+
+fn status_text(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        409 => "Conflict",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+impl Service {
+    /// The service's own answer for `kind`, as the real service gives it.
+    pub fn error(&self, kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
+        match self.errors {
+            ErrorStyle::Wb => wb(kind, ctx),
+            ErrorStyle::B24 => b24(kind),
+            ErrorStyle::Apify => apify(kind, ctx),
+            ErrorStyle::Ozon => ozon(kind),
+        }
+    }
+
+    /// The rate-limit headers the real service sends with an answer, given the bucket's decision:
+    /// `rejected` for the over-the-limit answer. Where the real service gives no pause on its
+    /// rejection, [`X_APISTEND_RETRY_AFTER`] carries it; no header is invented beyond that.
+    pub fn rate_headers(&self, decision: &Decision, rejected: bool) -> Vec<(&'static str, String)> {
+        let mut h = Vec::with_capacity(3);
+        match self.headers {
+            HeaderStyle::Wb if rejected => {
+                h.push((
+                    "x-ratelimit-retry",
+                    decision.retry_after_secs().max(1).to_string(),
+                ));
+                h.push(("x-ratelimit-limit", decision.limit.to_string()));
+                h.push(("x-ratelimit-reset", decision.reset_after_secs().to_string()));
+            }
+            HeaderStyle::Wb => h.push(("x-ratelimit-remaining", decision.remaining.to_string())),
+            HeaderStyle::Apify => {
+                h.push(("x-ratelimit-limit", decision.limit.to_string()));
+                if rejected {
+                    h.push((
+                        X_APISTEND_RETRY_AFTER,
+                        decision.retry_after_secs().max(1).to_string(),
+                    ));
+                }
+            }
+            HeaderStyle::None => {
+                if rejected {
+                    h.push((
+                        X_APISTEND_RETRY_AFTER,
+                        decision.retry_after_secs().max(1).to_string(),
+                    ));
+                }
+            }
+        }
+        h
+    }
+}
+
+/// The sandbox's own hint of a pause, for services that give none.
+pub const X_APISTEND_RETRY_AFTER: &str = "x-apistend-retry-after";
+
+fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
+    let (status, title, detail) = match kind {
+        ErrorKind::RateLimited | ErrorKind::OperatingTime => (
+            429,
+            "too many requests",
+            "limited by apistend sandbox".to_owned(),
+        ),
+        ErrorKind::Unauthorized => (
+            401,
+            "unauthorized",
+            "token problem; token is not valid for this sandbox".to_owned(),
+        ),
+        ErrorKind::Forbidden => (403, "forbidden", "access denied for this token".to_owned()),
+        ErrorKind::NotFound => (
+            404,
+            "path not found",
+            "Please consult the https://dev.wildberries.ru/openapi/api-information".to_owned(),
+        ),
+        ErrorKind::Conflict => (
+            409,
+            "conflict",
+            "the request conflicts with the current state".to_owned(),
+        ),
+        ErrorKind::BadRequest(why) => (400, "bad request", why.clone()),
+        ErrorKind::ServerError => (
+            500,
+            "internal server error",
+            "internal server error".to_owned(),
+        ),
+        ErrorKind::Unavailable => (
+            503,
+            "service unavailable",
+            "service temporarily unavailable".to_owned(),
+        ),
+    };
+    let body = json!({
+        "title": title,
+        "detail": detail,
+        "code": format!("apistend-{status}"),
+        "requestId": ctx.request_id,
+        "origin": "s2s-api-auth-catalog",
+        "status": status,
+        "statusText": status_text(status),
+        "timestamp": ctx.timestamp,
+    });
+    ErrorAnswer {
+        status,
+        content_type: "application/json",
+        body: body.to_string(),
+    }
+}
+
+fn b24(kind: &ErrorKind) -> ErrorAnswer {
+    let (status, code, text) = match kind {
+        ErrorKind::RateLimited => (503, "QUERY_LIMIT_EXCEEDED", "Too many requests".to_owned()),
+        ErrorKind::OperatingTime => (
+            429,
+            "OPERATION_TIME_LIMIT",
+            "Method is blocked due to operation time limit.".to_owned(),
+        ),
+        ErrorKind::Unauthorized => (401, "NO_AUTH_FOUND", "Wrong authorization data".to_owned()),
+        ErrorKind::Forbidden => (
+            403,
+            "insufficient_scope",
+            "The request requires higher privileges than provided by the access token".to_owned(),
+        ),
+        ErrorKind::NotFound => (
+            404,
+            "ERROR_METHOD_NOT_FOUND",
+            "Method not found!".to_owned(),
+        ),
+        ErrorKind::Conflict => (400, "ERROR_CORE", "Conflict".to_owned()),
+        ErrorKind::BadRequest(why) => (400, "INVALID_REQUEST", why.clone()),
+        ErrorKind::ServerError => (
+            500,
+            "INTERNAL_SERVER_ERROR",
+            "Internal server error".to_owned(),
+        ),
+        ErrorKind::Unavailable => (
+            503,
+            "SERVICE_UNAVAILABLE",
+            "Service is temporarily unavailable".to_owned(),
+        ),
+    };
+    ErrorAnswer {
+        status,
+        content_type: "application/json; charset=utf-8",
+        body: json!({"error": code, "error_description": text}).to_string(),
+    }
+}
+
+fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
+    let (status, ty, message) = match kind {
+        ErrorKind::RateLimited | ErrorKind::OperatingTime => (
+            429,
+            "rate-limit-exceeded",
+            format!(
+                "You have exceeded the rate limit of {} requests per second",
+                ctx.limit
+            ),
+        ),
+        ErrorKind::Unauthorized => (
+            401,
+            "token-not-provided",
+            "Authentication token was not provided".to_owned(),
+        ),
+        ErrorKind::Forbidden => (
+            403,
+            "insufficient-permissions",
+            "You do not have permission to perform this action".to_owned(),
+        ),
+        ErrorKind::NotFound => (
+            404,
+            "page-not-found",
+            "We are sorry, but this page cannot be found".to_owned(),
+        ),
+        ErrorKind::Conflict => (
+            409,
+            "conflict",
+            "The resource was changed concurrently".to_owned(),
+        ),
+        ErrorKind::BadRequest(why) => (400, "invalid-input", why.clone()),
+        ErrorKind::ServerError => (
+            500,
+            "internal-server-error",
+            "Internal server error".to_owned(),
+        ),
+        ErrorKind::Unavailable => (
+            503,
+            "service-unavailable",
+            "Service is temporarily unavailable".to_owned(),
+        ),
+    };
+    ErrorAnswer {
+        status,
+        content_type: "application/json; charset=utf-8",
+        body: json!({"error": {"type": ty, "message": message}}).to_string(),
+    }
+}
+
+fn ozon(kind: &ErrorKind) -> ErrorAnswer {
+    let (status, code, message) = match kind {
+        ErrorKind::RateLimited | ErrorKind::OperatingTime => (
+            429,
+            8,
+            "You have reached request rate limit per second".to_owned(),
+        ),
+        ErrorKind::Unauthorized => (
+            401,
+            16,
+            "Client-Id and Api-Key headers are required".to_owned(),
+        ),
+        ErrorKind::Forbidden => (403, 7, "Permission denied".to_owned()),
+        ErrorKind::NotFound => (404, 5, "Not Found".to_owned()),
+        ErrorKind::Conflict => (409, 10, "Conflict".to_owned()),
+        ErrorKind::BadRequest(why) => (400, 3, why.clone()),
+        ErrorKind::ServerError => (500, 13, "Internal error".to_owned()),
+        ErrorKind::Unavailable => (503, 14, "Service unavailable".to_owned()),
+    };
+    ErrorAnswer {
+        status,
+        content_type: "application/json",
+        body: json!({"code": code, "message": message, "details": []}).to_string(),
+    }
+}

@@ -1,0 +1,119 @@
+//! `apistend catalog`: print the catalog; `apistend catalog import-wb-openapi`: regenerate WB's part.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use apistend_catalog::{Catalog, Overrides, ServiceId};
+use clap::{Args, Subcommand, ValueEnum};
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct CatalogArgs {
+    #[command(subcommand)]
+    command: Option<CatalogCommand>,
+    /// Only this service: wb, b24, apify or ozon.
+    #[arg(long)]
+    service: Option<ServiceId>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// A TOML file of overrides to apply first.
+    #[arg(long, env = "APISTEND_OVERRIDES")]
+    overrides: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Read WB's OpenAPI specs (the *.yaml files of DIR) and write the catalog file.
+    ImportWbOpenapi {
+        /// Directory with the spec files.
+        dir: PathBuf,
+        /// Where to write the catalog JSON (default: standard output).
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+}
+
+pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
+    if let Some(CatalogCommand::ImportWbOpenapi { dir, output }) = args.command {
+        return import(&dir, output);
+    }
+    let mut catalog = Catalog::builtin()?;
+    if let Some(path) = &args.overrides {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        catalog = catalog.with_overrides(&Overrides::from_toml(&text)?)?;
+    }
+    let rows = catalog.rows(args.service);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &rows)?;
+            writeln!(out)?;
+        }
+        Format::Table => {
+            writeln!(
+                out,
+                "{:<6} {:<7} {:<32} {:<58} {:<48} {:>6} {:>12}",
+                "SERV", "METHOD", "HOST", "PATH", "GROUP", "BURST", "INTERVAL"
+            )?;
+            for r in rows {
+                let host = r.host.as_deref().map_or("-", apistend_catalog::short_host);
+                let interval = if r.interval_ms >= 1000.0 {
+                    format!("{}s", r.interval_ms / 1000.0)
+                } else {
+                    format!("{}ms", r.interval_ms)
+                };
+                let flag = if r.deprecated { " (deprecated)" } else { "" };
+                writeln!(
+                    out,
+                    "{:<6} {:<7} {:<32} {:<58} {:<48} {:>6} {:>12}{flag}",
+                    r.service, r.method, host, r.path, r.group, r.burst, interval
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn import(dir: &std::path::Path, output: Option<PathBuf>) -> anyhow::Result<()> {
+    let report = apistend_catalog::wb_import::import_dir(dir)?;
+    if !report.errors.is_empty() {
+        for e in &report.errors {
+            eprintln!("{e}");
+        }
+        bail!(
+            "{} limit block(s) could not be read; nothing written",
+            report.errors.len()
+        );
+    }
+    // Built once, so that a file that does not load is never written.
+    Catalog::from_wb(&report.catalog).context("the imported catalog does not load")?;
+    let mut json = serde_json::to_string_pretty(&report.catalog)?;
+    json.push('\n');
+    let ops = report.catalog.operations.len();
+    let limited = report
+        .catalog
+        .operations
+        .iter()
+        .filter(|o| o.group.is_some())
+        .count();
+    match output {
+        Some(path) => {
+            std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+        }
+        None => std::io::stdout().lock().write_all(json.as_bytes())?,
+    }
+    eprintln!(
+        "imported {ops} operations ({limited} with a limit, {} groups)",
+        report.catalog.groups.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! `apistend`: the command line of APIStend.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod catalog_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// APIStend: emulate marketplace and CRM APIs with their real rate limits, and call them without
+/// hitting those limits.
+#[derive(Debug, Parser)]
+#[command(name = "apistend", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the catalog of emulated services and their limits, or import WB's OpenAPI specs.
+    Catalog(catalog_cmd::CatalogArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Catalog(args) => catalog_cmd::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
