@@ -257,6 +257,16 @@ pub struct OperatingBudget {
     pub window_secs: u32,
 }
 
+impl OperatingBudget {
+    /// `limit_secs` of operating time per `window_secs`.
+    pub fn new(limit_secs: u32, window_secs: u32) -> Self {
+        Self {
+            limit_secs,
+            window_secs,
+        }
+    }
+}
+
 /// One emulated service.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

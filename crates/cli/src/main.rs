@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod catalog_cmd;
+mod serve_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -18,12 +19,15 @@ struct Cli {
 enum Command {
     /// Print the catalog of emulated services and their limits, or import WB's OpenAPI specs.
     Catalog(catalog_cmd::CatalogArgs),
+    /// Run the sandbox: WB, Bitrix24, Apify and Ozon with their real limits.
+    Serve(serve_cmd::ServeArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Catalog(args) => catalog_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,0 +1,130 @@
+//! Which buckets a request draws from, and drawing from them: one token per request from every
+//! group of the operation (all or nothing), and the extra cost of an answer afterwards.
+
+use std::time::Duration;
+
+use apistend_catalog::{BucketScope, LimitGroup, Resolved, short_host};
+use apistend_limiter::{Decision, LimiterError, Store, bucket_key};
+
+use crate::tenants::Principal;
+
+/// Whose buckets: the tenant part of every bucket key of a request.
+#[derive(Debug, Clone)]
+pub(crate) struct Owner {
+    /// The key (or the presented, unknown credential: its requests spend tokens too).
+    pub(crate) key: String,
+    /// A Bitrix24 local application.
+    pub(crate) app: Option<String>,
+}
+
+impl Owner {
+    pub(crate) fn new(principal: Option<&Principal>, presented: Option<&str>) -> Self {
+        match principal {
+            Some(Principal::Key { key }) => Owner {
+                key: key.to_string(),
+                app: None,
+            },
+            Some(Principal::App { app }) => Owner {
+                key: format!("app:{app}"),
+                app: Some(app.to_string()),
+            },
+            None => {
+                // Bounded, so that a flood of long garbage credentials cannot grow keys.
+                let p: String = presented.unwrap_or("").chars().take(128).collect();
+                Owner {
+                    key: format!("unknown:{p}"),
+                    app: None,
+                }
+            }
+        }
+    }
+}
+
+/// The bucket key of `group` for `owner` in `service`.
+pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, host: Option<&str>) -> String {
+    let tenant = match (&owner.app, group.scope) {
+        (Some(app), BucketScope::Application) => format!("app:{app}"),
+        _ => owner.key.clone(),
+    };
+    match group.scope {
+        BucketScope::Host => bucket_key(
+            "apistend",
+            &tenant,
+            &[service, &group.id, short_host(host.unwrap_or("-"))],
+        ),
+        _ => bucket_key("apistend", &tenant, &[service, &group.id]),
+    }
+}
+
+/// The outcome of drawing one token from every group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Charge {
+    /// The decision to report: the refusing group's, else the operation's own group's.
+    pub(crate) decision: Decision,
+    /// The quota behind it (for the interval of a forced `rate_limit` answer).
+    pub(crate) interval: Duration,
+}
+
+/// Takes one token from each group; if one refuses, gives back the others and reports it.
+pub(crate) async fn take(
+    store: &Store,
+    resolved: &Resolved<'_>,
+    owner: &Owner,
+    host: Option<&str>,
+) -> Result<Charge, LimiterError> {
+    let svc = resolved.service;
+    let mut taken: Vec<(String, &LimitGroup)> = Vec::with_capacity(resolved.groups.len());
+    let mut first: Option<Charge> = None;
+    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
+        let k = key(svc.id.as_str(), group, owner, host);
+        let d = store.acquire(&k, &group.quota, 1).await?;
+        if !d.allowed {
+            for (k, g) in &taken {
+                store.refund(k, &g.quota, 1).await?;
+            }
+            return Ok(Charge {
+                decision: d,
+                interval: group.quota.interval(),
+            });
+        }
+        first.get_or_insert(Charge {
+            decision: d,
+            interval: group.quota.interval(),
+        });
+        taken.push((k, group));
+    }
+    first.ok_or_else(|| {
+        LimiterError::Config(format!("{} has no limit group for this request", svc.id))
+    })
+}
+
+/// Charges `extra` more tokens to every group (a WB 409 costs 10 in all): taken when they are
+/// there, otherwise owed, so the bucket refills that much later. Returns the operation's own
+/// group's bucket afterwards.
+pub(crate) async fn charge_extra(
+    store: &Store,
+    resolved: &Resolved<'_>,
+    owner: &Owner,
+    host: Option<&str>,
+    extra: u32,
+) -> Result<Option<Decision>, LimiterError> {
+    let svc = resolved.service;
+    let mut first = None;
+    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
+        let k = key(svc.id.as_str(), group, owner, host);
+        let q = &group.quota;
+        let taken = extra <= q.burst() && store.acquire(&k, q, extra).await?.allowed;
+        if !taken {
+            // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.
+            let now_to_tat = store.peek(&k, q).await?.reset_after;
+            let target = now_to_tat + q.interval() * extra;
+            let floor = q.interval() * (q.burst() - 1);
+            if target > floor {
+                store.penalize(&k, q, target - floor).await?;
+            }
+        }
+        let after = store.peek(&k, q).await?;
+        first.get_or_insert(after);
+    }
+    Ok(first)
+}

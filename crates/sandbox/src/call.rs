@@ -1,0 +1,225 @@
+//! A request as the pipeline sees it: the service-relative operation path, the host (WB), the
+//! credential from whichever channel the real service uses, and the query.
+
+use apistend_catalog::{Method, Service, ServiceId, short_host};
+use http::HeaderMap;
+use http::request::Parts;
+
+/// `X-Mock-Key`: the sandbox's own credential header, accepted by every service.
+pub(crate) const X_MOCK_KEY: &str = "x-mock-key";
+
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) service: ServiceId,
+    pub(crate) method: Method,
+    /// The path the catalog resolves (`/content/v2/cards/update`, `/rest/crm.deal.fields`).
+    pub(crate) path: String,
+    /// The WB host the request addressed (`/wb/content-api/…`), if it named one.
+    pub(crate) host: Option<String>,
+    pub(crate) credential: Option<String>,
+    /// Bitrix24: the REST method (`crm.deal.fields`).
+    pub(crate) b24_method: Option<String>,
+    pub(crate) query: Vec<(String, String)>,
+    pub(crate) body: Option<serde_json::Value>,
+}
+
+impl Call {
+    pub(crate) fn parse(service: &Service, parts: &Parts, rest: &str, body: &[u8]) -> Self {
+        let query = parse_query(parts.uri.query().unwrap_or(""));
+        let content_type = header(&parts.headers, "content-type").unwrap_or("");
+        let body_json = if body.is_empty() {
+            None
+        } else if content_type.contains("x-www-form-urlencoded") {
+            let pairs = parse_query(std::str::from_utf8(body).unwrap_or(""));
+            Some(serde_json::Value::Object(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (k, serde_json::Value::String(v)))
+                    .collect(),
+            ))
+        } else {
+            serde_json::from_slice(body).ok()
+        };
+        let method = Method::parse(parts.method.as_str()).unwrap_or(Method::Get);
+        let mut call = Call {
+            service: service.id,
+            method,
+            path: if rest.is_empty() {
+                "/".to_owned()
+            } else {
+                rest.to_owned()
+            },
+            host: None,
+            credential: header(&parts.headers, X_MOCK_KEY).map(str::to_owned),
+            b24_method: None,
+            query,
+            body: body_json,
+        };
+        match service.id {
+            ServiceId::Wb => call.wb(service, &parts.headers),
+            ServiceId::B24 => call.b24(),
+            ServiceId::Apify if call.credential.is_none() => {
+                call.credential = bearer(&parts.headers).or_else(|| call.param("token"));
+            }
+            // Ozon wants both headers; the Api-Key is the sandbox key.
+            ServiceId::Ozon
+                if call.credential.is_none() && header(&parts.headers, "client-id").is_some() =>
+            {
+                call.credential = header(&parts.headers, "api-key").map(str::to_owned);
+            }
+            _ => {}
+        }
+        call
+    }
+
+    fn wb(&mut self, service: &Service, headers: &HeaderMap) {
+        let first = self
+            .path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if let Some(host) = service.hosts.iter().find(|h| short_host(h) == first) {
+            self.host = Some(host.clone());
+            let rest = self
+                .path
+                .trim_start_matches('/')
+                .get(first.len()..)
+                .unwrap_or("");
+            self.path = if rest.is_empty() {
+                "/".to_owned()
+            } else {
+                rest.to_owned()
+            };
+        }
+        if self.credential.is_none() {
+            self.credential = header(headers, "authorization").map(|v| strip_bearer(v).to_owned());
+        }
+    }
+
+    fn b24(&mut self) {
+        let path = std::mem::take(&mut self.path);
+        let segs: Vec<&str> = path
+            .trim_start_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let (code, name) = match segs.as_slice() {
+            ["rest", user, code, name] if user.chars().all(|c| c.is_ascii_digit()) => {
+                (Some(*code), *name)
+            }
+            ["rest", name] => (None, *name),
+            _ => {
+                self.path = path;
+                return;
+            }
+        };
+        let name = name
+            .trim_end_matches(".json")
+            .trim_end_matches(".xml")
+            .to_owned();
+        self.path = format!("/rest/{name}");
+        // Bitrix24 accepts GET and POST alike.
+        self.method = Method::Post;
+        self.b24_method = Some(name);
+        if self.credential.is_none() {
+            self.credential = code.map(str::to_owned).or_else(|| self.param("auth"));
+        }
+    }
+
+    /// A parameter from the query or the body.
+    pub(crate) fn param(&self, name: &str) -> Option<String> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                self.body.as_ref()?.get(name).map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+            })
+    }
+}
+
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    let v = header(headers, "authorization")?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}
+
+fn strip_bearer(v: &str) -> &str {
+    match v.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => v,
+    }
+}
+
+/// `a=1&b=x%20y` → pairs, percent- and plus-decoded. Malformed escapes are kept as written.
+pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                if let Some(v) = hex {
+                    out.push(v);
+                    i += 2;
+                } else {
+                    out.push(b'%');
+                }
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_queries() {
+        assert_eq!(
+            parse_query("a=1&b=x%20y+z&c&d=%zz"),
+            [
+                ("a".into(), "1".into()),
+                ("b".into(), "x y z".into()),
+                ("c".into(), String::new()),
+                ("d".into(), "%zz".into())
+            ]
+        );
+        assert_eq!(
+            parse_query("cmd%5Ba%5D=crm.deal.get%3Fid%3D1"),
+            [("cmd[a]".into(), "crm.deal.get?id=1".into())]
+        );
+    }
+}

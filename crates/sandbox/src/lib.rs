@@ -1,0 +1,274 @@
+//! The APIStend sandbox: a multi-tenant gateway that emulates Wildberries, Bitrix24, Apify and Ozon
+//! with their real limits — the same buckets, status codes, error bodies and headers as production.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use apistend_sandbox::{Sandbox, SandboxConfig};
+//! let sandbox = Sandbox::new(SandboxConfig::new("./data").with_demo_key("demo-key")).await?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! sandbox.serve(listener, std::future::pending()).await?;
+//! # Ok(()) }
+//! ```
+
+mod buckets;
+mod call;
+mod clock;
+mod error;
+mod operating;
+mod pipeline;
+mod scenario;
+mod services;
+mod tenants;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_catalog::{Catalog, Overrides, ServiceId};
+use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use http::{Request, Response, StatusCode};
+
+pub use error::SandboxError;
+pub use services::wb::WbSpecs;
+pub use tenants::{AppRecord, DATA_FILE, SandboxRecord, Tenants, new_key};
+
+/// How the sandbox runs. Parsed and validated once, then passed by value.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SandboxConfig {
+    /// Where the embedded data file lives.
+    pub data_dir: PathBuf,
+    /// Make sure a demo sandbox with this key exists.
+    pub demo_key: Option<String>,
+    /// WB's OpenAPI specs, for spec examples and parameter checks.
+    pub wb_openapi: Option<PathBuf>,
+    /// Redis URL for shared buckets (`redis://…` or `redis+cluster://…`); memory when absent.
+    pub redis: Option<String>,
+    /// Catalog overrides.
+    pub overrides: Overrides,
+    /// Largest `X-Mock-Delay` accepted, in milliseconds.
+    pub max_delay_ms: u64,
+    /// How long the `timeout` scenario holds a request at most, in milliseconds.
+    pub max_timeout_ms: u64,
+    /// Largest request body accepted (413 beyond).
+    pub max_body_bytes: usize,
+}
+
+impl SandboxConfig {
+    /// Defaults: memory buckets, delays up to 60 s, `timeout` held up to 30 s, bodies up to 1 MiB.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            demo_key: None,
+            wb_openapi: None,
+            redis: None,
+            overrides: Overrides::default(),
+            max_delay_ms: 60_000,
+            max_timeout_ms: 30_000,
+            max_body_bytes: 1 << 20,
+        }
+    }
+
+    /// Sets the demo key.
+    #[must_use]
+    pub fn with_demo_key(mut self, key: impl Into<String>) -> Self {
+        self.demo_key = Some(key.into());
+        self
+    }
+
+    /// Sets the WB spec directory.
+    #[must_use]
+    pub fn with_wb_openapi(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.wb_openapi = Some(dir.into());
+        self
+    }
+
+    /// Sets catalog overrides.
+    #[must_use]
+    pub fn with_overrides(mut self, overrides: Overrides) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// Sets the Redis URL.
+    #[must_use]
+    pub fn with_redis(mut self, url: impl Into<String>) -> Self {
+        self.redis = Some(url.into());
+        self
+    }
+
+    /// Sets the longest `timeout` scenario.
+    #[must_use]
+    pub fn with_max_timeout(mut self, d: Duration) -> Self {
+        self.max_timeout_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) max_delay_ms: u64,
+    pub(crate) max_timeout_ms: u64,
+    pub(crate) max_body_bytes: usize,
+}
+
+pub(crate) struct AppState {
+    pub(crate) catalog: Catalog,
+    pub(crate) store: Store,
+    pub(crate) tenants: Tenants,
+    pub(crate) specs: Option<WbSpecs>,
+    pub(crate) operating: Option<operating::Operating>,
+    pub(crate) limits: Limits,
+}
+
+impl AppState {
+    pub(crate) fn latency_ms(&self, id: ServiceId) -> u32 {
+        self.catalog.service(id).latency.base_ms
+    }
+}
+
+/// The demo sandbox made sure of at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Demo {
+    /// Its key.
+    pub key: String,
+    /// Its sandbox.
+    pub sandbox_id: String,
+    /// The token of its Bitrix24 local application (`auth=`).
+    pub app_token: String,
+}
+
+/// A running sandbox's state; [`serve`](Sandbox::serve) puts it on a listener.
+pub struct Sandbox {
+    state: Arc<AppState>,
+    demo: Demo,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("demo", &self.demo)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Loads the catalog, the data file and (if asked) WB's specs, and makes sure of the demo
+    /// sandbox: the given key, or the existing demo's, or a new one.
+    ///
+    /// # Errors
+    /// [`SandboxError`] naming what cannot be loaded.
+    pub async fn new(config: SandboxConfig) -> Result<Self, SandboxError> {
+        let catalog = Catalog::builtin()?.with_overrides(&config.overrides)?;
+        let store = match &config.redis {
+            Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
+            None => Store::from(MemoryStore::new()),
+        };
+        let specs = match &config.wb_openapi {
+            Some(dir) => Some(WbSpecs::load(dir)?),
+            None => None,
+        };
+        let tenants = Tenants::open(&config.data_dir)?;
+        let key = match &config.demo_key {
+            Some(k) => k.clone(),
+            None => tenants
+                .list()
+                .into_iter()
+                .find(|s| s.name == "demo")
+                .and_then(|s| s.keys.first().cloned())
+                .unwrap_or_else(new_key),
+        };
+        let record = tenants.ensure_key("demo", &key)?;
+        let app_token = record
+            .b24_apps
+            .first()
+            .map(|a| a.token.clone())
+            .unwrap_or_default();
+        let operating = catalog
+            .service(ServiceId::B24)
+            .operating_budget
+            .map(operating::Operating::new);
+        let state = AppState {
+            catalog,
+            store,
+            tenants,
+            specs,
+            operating,
+            limits: Limits {
+                max_delay_ms: config.max_delay_ms,
+                max_timeout_ms: config.max_timeout_ms,
+                max_body_bytes: config.max_body_bytes,
+            },
+        };
+        Ok(Self {
+            state: Arc::new(state),
+            demo: Demo {
+                key,
+                sandbox_id: record.id,
+                app_token,
+            },
+        })
+    }
+
+    /// The demo sandbox.
+    pub fn demo(&self) -> &Demo {
+        &self.demo
+    }
+
+    /// Number of WB operations answered from specs (0 without `--wb-openapi`).
+    pub fn spec_operations(&self) -> usize {
+        self.state.specs.as_ref().map_or(0, WbSpecs::len)
+    }
+
+    /// The HTTP router.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .fallback(dispatch)
+            .with_state(Arc::clone(&self.state))
+    }
+
+    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    ///
+    /// # Errors
+    /// The listener's I/O error.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Response<Body> {
+    let path = req.uri().path().to_owned();
+    if path == "/healthz" {
+        return Response::new(Body::from("ok"));
+    }
+    match pipeline::route(&path) {
+        Some((id, rest)) => {
+            let rest = rest.to_owned();
+            pipeline::handle(state, id, rest, req).await
+        }
+        None => {
+            let body = serde_json::json!({
+                "error": "not_found",
+                "message": format!("{path} is not an emulated service; use /wb, /b24, /apify or /ozon"),
+            });
+            let mut resp = Response::new(Body::from(body.to_string()));
+            *resp.status_mut() = StatusCode::NOT_FOUND;
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            resp
+        }
+    }
+}

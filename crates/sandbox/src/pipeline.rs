@@ -1,0 +1,364 @@
+//! The emulation pipeline, in the order DESIGN.md gives: route, credential, bucket(s), limit first,
+//! scenario, latency, response, cost after the answer, then the service's headers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_catalog::{ErrorContext, ErrorKind, Service, ServiceId};
+use apistend_limiter::Decision;
+use axum::body::Body;
+use futures_util::stream;
+use http::{HeaderValue, Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::buckets::{self, Owner};
+use crate::call::{Call, header};
+use crate::clock::{rfc3339, rfc3339_offset, unix_now};
+use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
+use crate::services::{self, Refusal, Success};
+
+/// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
+pub(crate) const X_MOCK_DELAY: &str = "x-mock-delay";
+
+enum BodyMode {
+    Full,
+    Truncated,
+    Reset,
+    Slow,
+}
+
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+    headers: Vec<(&'static str, String)>,
+    mode: BodyMode,
+}
+
+impl Answer {
+    fn error(service: &Service, kind: &ErrorKind, ctx: &ErrorContext<'_>) -> Self {
+        let e = service.error(kind, ctx);
+        Answer {
+            status: e.status,
+            content_type: e.content_type,
+            body: e.body,
+            headers: Vec::new(),
+            mode: BodyMode::Full,
+        }
+    }
+
+    fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    fn into_response(self) -> Response<Body> {
+        let body = match self.mode {
+            BodyMode::Full => Body::from(self.body),
+            BodyMode::Truncated => {
+                let mut cut = self.body.len() / 2;
+                while !self.body.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                Body::from(self.body.get(..cut).unwrap_or("").to_owned())
+            }
+            BodyMode::Reset => Body::from_stream(stream::once(async {
+                Err::<Vec<u8>, _>(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "x-mock-scenario: reset",
+                ))
+            })),
+            BodyMode::Slow => {
+                let bytes = self.body.into_bytes();
+                let chunk = (bytes.len() / 12).max(8);
+                let pieces: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
+                Body::from_stream(stream::unfold(pieces.into_iter(), |mut it| async move {
+                    let piece = it.next()?;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    Some((Ok::<_, std::io::Error>(piece), it))
+                }))
+            }
+        };
+        let mut resp = Response::new(body);
+        *resp.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let h = resp.headers_mut();
+        h.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(self.content_type),
+        );
+        for (name, value) in self.headers {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                h.append(name, v);
+            }
+        }
+        resp
+    }
+}
+
+/// Which service a path belongs to, and the rest of the path.
+pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
+    ServiceId::ALL.into_iter().find_map(|id| {
+        let prefix = match id {
+            ServiceId::Wb => "/wb",
+            ServiceId::B24 => "/b24",
+            ServiceId::Apify => "/apify",
+            ServiceId::Ozon => "/ozon",
+            _ => return None,
+        };
+        let rest = path.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('/')).then_some((id, rest))
+    })
+}
+
+pub(crate) async fn handle(
+    state: Arc<AppState>,
+    id: ServiceId,
+    rest: String,
+    req: Request<Body>,
+) -> Response<Body> {
+    let service = state.catalog.service(id);
+    let request_id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    let started = unix_now();
+    let timestamp = rfc3339(started);
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, state.limits.max_body_bytes).await else {
+        {
+            let why = format!("request body over {} bytes", state.limits.max_body_bytes);
+            let ctx = ErrorContext::new(&request_id, &timestamp, 0);
+            return Answer::error(service, &ErrorKind::BadRequest(why), &ctx)
+                .with_status(413)
+                .into_response();
+        }
+    };
+    let call = Call::parse(service, &parts, &rest, &body);
+    let resolved = state
+        .catalog
+        .resolve(id, call.method, &call.path, call.host.as_deref());
+    let principal = call
+        .credential
+        .as_deref()
+        .and_then(|c| state.tenants.lookup(c));
+    let owner = Owner::new(principal.as_ref(), call.credential.as_deref());
+    let host = call.host.as_deref();
+
+    // Limit first: every request spends a token, whatever follows.
+    let charge = match buckets::take(&state.store, &resolved, &owner, host).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "rate-limit store failed");
+            let ctx = ErrorContext::new(&request_id, &timestamp, 0);
+            return Answer::error(service, &ErrorKind::Unavailable, &ctx).into_response();
+        }
+    };
+    let mut decision = charge.decision;
+    let ctx = ErrorContext::new(&request_id, &timestamp, decision.limit);
+    if !decision.allowed {
+        return rejection(service, &decision, &ctx).into_response();
+    }
+    let plain = |kind: ErrorKind, d: &Decision| {
+        let mut a = Answer::error(service, &kind, &ctx);
+        a.headers = service.rate_headers(d, false);
+        a.into_response()
+    };
+    if principal.is_none() {
+        return plain(ErrorKind::Unauthorized, &decision);
+    }
+    let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
+        None => None,
+        Some(s) => match Scenario::parse(s) {
+            Some(sc) => Some(sc),
+            None => {
+                let why = format!(
+                    "unknown X-Mock-Scenario {s:?}; valid: {}",
+                    Scenario::valid_list()
+                );
+                return plain(ErrorKind::BadRequest(why), &decision);
+            }
+        },
+    };
+    let delay = match header(&parts.headers, X_MOCK_DELAY) {
+        None => Duration::from_millis(u64::from(state.latency_ms(id))),
+        Some(v) => match v.parse::<u64>() {
+            Ok(ms) if ms <= state.limits.max_delay_ms => Duration::from_millis(ms),
+            _ => {
+                let why = format!(
+                    "X-Mock-Delay must be a whole number of milliseconds from 0 to {}, got {v:?}",
+                    state.limits.max_delay_ms
+                );
+                return plain(ErrorKind::BadRequest(why), &decision);
+            }
+        },
+    };
+    if scenario == Some(Scenario::RateLimit) {
+        // Identical to a real exceedance: the pause is at least one token's refill.
+        decision.retry_after = decision.retry_after.max(charge.interval);
+        decision.allowed = false;
+        return rejection(service, &decision, &ctx).into_response();
+    }
+
+    // Bitrix24: the operating-time budget of the method, checked before the call.
+    let b24_method = call
+        .b24_method
+        .clone()
+        .filter(|_| resolved.operation.is_some());
+    let operating_key = b24_method.as_ref().map(|m| format!("{}:{m}", owner.key));
+    if let (Some(op), Some(k)) = (&state.operating, &operating_key)
+        && op.check(k, started).is_err()
+    {
+        return plain(ErrorKind::OperatingTime, &decision);
+    }
+
+    let mut answer = match scenario {
+        Some(Scenario::Timeout) => {
+            tokio::time::sleep(Duration::from_millis(state.limits.max_timeout_ms)).await;
+            Answer::error(service, &ErrorKind::Unavailable, &ctx).with_status(504)
+        }
+        Some(Scenario::ServerError) => Answer::error(service, &ErrorKind::ServerError, &ctx),
+        Some(Scenario::Unavailable) => Answer::error(service, &ErrorKind::Unavailable, &ctx),
+        Some(Scenario::Unauthorized) => Answer::error(service, &ErrorKind::Unauthorized, &ctx),
+        Some(Scenario::Forbidden) => Answer::error(service, &ErrorKind::Forbidden, &ctx),
+        Some(Scenario::NotFound) => Answer::error(service, &ErrorKind::NotFound, &ctx),
+        Some(Scenario::Conflict) => Answer::error(service, &ErrorKind::Conflict, &ctx),
+        _ => success(&state, service, &resolved, &call, &ctx),
+    };
+    match scenario {
+        Some(Scenario::Malformed) if answer.status < 300 => answer.mode = BodyMode::Truncated,
+        Some(Scenario::Reset) => answer.mode = BodyMode::Reset,
+        Some(Scenario::Slow) => answer.mode = BodyMode::Slow,
+        _ => {}
+    }
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    if let (Some(op), Some(k), Some(m)) = (&state.operating, &operating_key, &b24_method) {
+        answer.body = with_time_block(&answer.body, op, k, m, &call, started, delay);
+    }
+
+    // Cost after the answer: a WB 409 counts as 10 (or 33).
+    let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
+    if cost > 1 {
+        match buckets::charge_extra(&state.store, &resolved, &owner, host, cost - 1).await {
+            Ok(Some(after)) => decision = after,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "could not charge the extra cost"),
+        }
+    }
+    answer
+        .headers
+        .extend(service.rate_headers(&decision, false));
+    if let Some(sc) = scenario {
+        answer
+            .headers
+            .push((X_APISTEND_SCENARIO, sc.name().to_owned()));
+    }
+    answer.into_response()
+}
+
+fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {
+    let mut a = Answer::error(service, &ErrorKind::RateLimited, ctx);
+    a.headers = service.rate_headers(decision, true);
+    a.headers
+        .push((X_APISTEND_SCENARIO, Scenario::RateLimit.name().to_owned()));
+    a
+}
+
+fn success(
+    state: &AppState,
+    service: &Service,
+    resolved: &apistend_catalog::Resolved<'_>,
+    call: &Call,
+    ctx: &ErrorContext<'_>,
+) -> Answer {
+    let Some(op) = resolved.operation else {
+        return Answer::error(service, &ErrorKind::NotFound, ctx);
+    };
+    let result: Option<Result<Success, Refusal>> = match service.id {
+        ServiceId::Wb => Some(services::wb::answer(state.specs.as_ref(), op, call)),
+        ServiceId::B24 => call
+            .b24_method
+            .as_deref()
+            .and_then(|m| services::b24::answer(m, call, service.batch_max.unwrap_or(50))),
+        ServiceId::Apify => Some(Ok(services::apify::answer(op, call))),
+        ServiceId::Ozon => Some(Ok(services::ozon::answer(op))),
+        _ => None,
+    };
+    let content_type = service.rejection.content_type;
+    match result {
+        None => Answer::error(service, &ErrorKind::NotFound, ctx),
+        Some(Ok(s)) => Answer {
+            status: s.status,
+            content_type,
+            body: if s.body.is_null() {
+                String::new()
+            } else {
+                s.body.to_string()
+            },
+            headers: Vec::new(),
+            mode: BodyMode::Full,
+        },
+        Some(Err(Refusal::BadRequest(why))) => {
+            Answer::error(service, &ErrorKind::BadRequest(why), ctx)
+        }
+        Some(Err(Refusal::B24 { status, code, text })) => Answer {
+            status,
+            content_type,
+            body: json!({"error": code, "error_description": text}).to_string(),
+            headers: Vec::new(),
+            mode: BodyMode::Full,
+        },
+    }
+}
+
+/// Bitrix24's `time` block, added to a successful answer, after accounting the call's processing
+/// time to its method (and to each nested method of a `batch`).
+fn with_time_block(
+    body: &str,
+    operating: &crate::operating::Operating,
+    key: &str,
+    method: &str,
+    call: &Call,
+    started: f64,
+    delay: Duration,
+) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(body) else {
+        return body.to_owned();
+    };
+    if v.get("result").is_none() {
+        return body.to_owned();
+    }
+    let finish = unix_now();
+    let secs = delay.as_secs_f64().max(finish - started);
+    let state = if method == "batch" {
+        let nested = services::b24::batch_commands(call);
+        let share = secs / nested.len().max(1) as f64;
+        let owner = key.rsplit_once(':').map_or(key, |(o, _)| o);
+        for (_, cmd) in &nested {
+            let m = cmd.split_once('?').map_or(cmd.as_str(), |(m, _)| m);
+            operating.add(&format!("{owner}:{m}"), finish, share);
+        }
+        operating.check(key, finish).unwrap_or_else(|s| s)
+    } else {
+        operating.add(key, finish, secs)
+    };
+    let Some(obj) = v.as_object_mut() else {
+        return body.to_owned();
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let reset_at = state.reset_at.floor() as i64;
+    obj.insert(
+        "time".into(),
+        json!({
+            "start": started,
+            "finish": finish,
+            "duration": finish - started,
+            "processing": secs,
+            "date_start": rfc3339_offset(started),
+            "date_finish": rfc3339_offset(finish),
+            "operating_reset_at": reset_at,
+            "operating": state.operating,
+        }),
+    );
+    v.to_string()
+}

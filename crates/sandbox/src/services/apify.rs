@@ -1,0 +1,99 @@
+//! Apify API v2: the user, datasets and their items, key-value records, actor runs.
+
+use apistend_catalog::{Method, Operation};
+use serde_json::{Value, json};
+
+use super::Success;
+use crate::call::Call;
+
+fn param<'a>(op: &Operation, path: &'a str, name: &str) -> &'a str {
+    op.path
+        .split('/')
+        .zip(path.split('/'))
+        .find(|(t, _)| t.trim_matches(['{', '}']) == name)
+        .map_or("", |(_, v)| v)
+}
+
+fn run(id: &str, actor: &str) -> Value {
+    json!({"data": {"id": id, "actId": actor, "status": "READY", "startedAt": crate::clock::rfc3339(crate::clock::unix_now()),
+        "defaultDatasetId": "ds_default", "defaultKeyValueStoreId": "kv_default", "buildNumber": "0.0.1"}})
+}
+
+/// The answer of `op` for `call`.
+pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
+    let p = |n| param(op, &call.path, n);
+    let body = match (op.method, op.path.as_str()) {
+        (Method::Get, "/v2/users/me") => json!({"data": {
+            "id": "apistendUser01", "username": "apistend", "email": "demo@apistend.local", "isPaying": true,
+            "profile": {"name": "APIStend Demo"}, "createdAt": "2026-01-01T00:00:00.000Z",
+            "plan": {"id": "STARTER", "tier": "STARTER", "maxMonthlyUsageUsd": 49, "maxActorMemoryGbytes": 32,
+                     "maxConcurrentActorRuns": 32, "apiRateLimitBoosts": 0, "dataRetentionDays": 7}
+        }}),
+        (Method::Get, "/v2/users/me/limits") => json!({"data": {
+            "monthlyUsageCycle": {"startAt": "2026-11-01T00:00:00.000Z", "endAt": "2026-11-30T23:59:59.999Z"},
+            "limits": {"maxMonthlyUsageUsd": 49, "maxMonthlyActorComputeUnits": 200, "maxActorMemoryGbytes": 32,
+                       "maxActorCount": 100, "maxActorTaskCount": 1000, "maxConcurrentActorJobs": 32, "dataRetentionDays": 7},
+            "current": {"monthlyUsageUsd": 1.25, "monthlyActorComputeUnits": 3.5, "activeActorJobCount": 0}
+        }}),
+        (Method::Get, "/v2/datasets")
+        | (Method::Get, "/v2/key-value-stores")
+        | (Method::Get, "/v2/actor-runs")
+        | (Method::Get, "/v2/acts/{actorId}/runs") => {
+            json!({"data": {"total": 0, "offset": 0, "limit": 1000, "count": 0, "desc": false, "items": []}})
+        }
+        (Method::Post, "/v2/datasets") => {
+            return Success {
+                status: 201,
+                body: json!({"data": {"id": crate::tenants::new_id("ds"), "name": null, "itemCount": 0}}),
+            };
+        }
+        (Method::Get, "/v2/datasets/{datasetId}") => {
+            json!({"data": {"id": p("datasetId"), "itemCount": 2, "cleanItemCount": 2}})
+        }
+        (Method::Get, "/v2/datasets/{datasetId}/items") => {
+            json!([{"url": "https://example.com/1", "title": "One"}, {"url": "https://example.com/2", "title": "Two"}])
+        }
+        (Method::Post, "/v2/datasets/{datasetId}/items") => {
+            return Success {
+                status: 201,
+                body: json!({}),
+            };
+        }
+        (Method::Get, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
+            json!({"key": p("recordKey"), "value": "stored by apistend"})
+        }
+        (Method::Put | Method::Post, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
+            return Success {
+                status: 201,
+                body: json!({}),
+            };
+        }
+        (Method::Delete, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
+            return Success {
+                status: 204,
+                body: Value::Null,
+            };
+        }
+        (Method::Post, "/v2/acts/{actorId}/runs") => {
+            return Success {
+                status: 201,
+                body: run(&crate::tenants::new_id("run"), p("actorId")),
+            };
+        }
+        (Method::Post, "/v2/actor-tasks/{actorTaskId}/runs") => {
+            return Success {
+                status: 201,
+                body: run(&crate::tenants::new_id("run"), "task-actor"),
+            };
+        }
+        (Method::Get, "/v2/actor-runs/{runId}") => {
+            let mut r = run(p("runId"), "actor");
+            if let Some(data) = r.get_mut("data").and_then(Value::as_object_mut) {
+                data.insert("status".into(), json!("SUCCEEDED"));
+            }
+            r
+        }
+        _ => json!({"data": {}}),
+    };
+    Success::ok(body)
+}

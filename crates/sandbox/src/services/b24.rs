@@ -1,0 +1,150 @@
+//! Bitrix24 REST methods: `crm.deal.*`, `crm.contact.*`, `profile`, `app.info`, `placement.bind`,
+//! `batch`. Every answer carries the `time` block; the pipeline adds it.
+
+use serde_json::{Value, json};
+
+use super::{Refusal, Success};
+use crate::call::Call;
+
+fn deal(id: u64) -> Value {
+    json!({
+        "ID": id.to_string(), "TITLE": format!("Deal #{id}"), "TYPE_ID": "SALE", "STAGE_ID": "NEW",
+        "CURRENCY_ID": "RUB", "OPPORTUNITY": "10000.00", "ASSIGNED_BY_ID": "1",
+        "DATE_CREATE": "2026-01-15T10:00:00+03:00", "CATEGORY_ID": "0"
+    })
+}
+
+/// The answer of `method`, or `None` for a method the sandbox does not know (Bitrix24's 404).
+pub(crate) fn answer(
+    method: &str,
+    call: &Call,
+    batch_max: u32,
+) -> Option<Result<Success, Refusal>> {
+    let id = call
+        .param("id")
+        .or_else(|| call.param("ID"))
+        .and_then(|v| v.parse::<u64>().ok());
+    let result = match method {
+        "crm.deal.fields" => json!({
+            "ID": {"type": "integer", "isRequired": false, "isReadOnly": true, "isImmutable": false, "isMultiple": false, "isDynamic": false, "title": "ID"},
+            "TITLE": {"type": "string", "isRequired": false, "isReadOnly": false, "isImmutable": false, "isMultiple": false, "isDynamic": false, "title": "Название"},
+            "STAGE_ID": {"type": "crm_status", "isRequired": false, "isReadOnly": false, "isImmutable": false, "isMultiple": false, "isDynamic": false, "statusType": "DEAL_STAGE", "title": "Стадия сделки"},
+            "OPPORTUNITY": {"type": "double", "isRequired": false, "isReadOnly": false, "isImmutable": false, "isMultiple": false, "isDynamic": false, "title": "Сумма"},
+            "CURRENCY_ID": {"type": "crm_currency", "isRequired": false, "isReadOnly": false, "isImmutable": false, "isMultiple": false, "isDynamic": false, "title": "Валюта"}
+        }),
+        "crm.deal.list" => {
+            return Some(Ok(Success::ok(
+                json!({"result": (1..=3).map(deal).collect::<Vec<_>>(), "total": 3}),
+            )));
+        }
+        "crm.deal.get" => match id {
+            Some(id) => deal(id),
+            None => {
+                return Some(Err(Refusal::B24 {
+                    status: 400,
+                    code: "ERROR_CORE",
+                    text: "ID is not defined or invalid.".into(),
+                }));
+            }
+        },
+        "crm.deal.add" => json!(fastrand::u32(100..100_000)),
+        "crm.deal.update" => json!(true),
+        "crm.contact.list" => {
+            return Some(Ok(Success::ok(
+                json!({"result": [{"ID": "1", "NAME": "Иван", "LAST_NAME": "Петров"}], "total": 1}),
+            )));
+        }
+        "crm.contact.get" => {
+            json!({"ID": id.unwrap_or(1).to_string(), "NAME": "Иван", "LAST_NAME": "Петров"})
+        }
+        "crm.contact.add" => json!(fastrand::u32(100..100_000)),
+        "profile" | "user.current" => {
+            json!({"ID": "1", "ADMIN": true, "NAME": "Demo", "LAST_NAME": "User", "PERSONAL_GENDER": "", "TIME_ZONE": "Europe/Moscow", "TIME_ZONE_OFFSET": 10800})
+        }
+        "app.info" => {
+            json!({"ID": 7, "CODE": "local.apistend.demo", "VERSION": 1, "STATUS": "L", "INSTALLED": true, "PAYMENT_EXPIRED": "N", "DAYS": null, "LICENSE": "ru_project", "LANGUAGE_ID": "ru"})
+        }
+        "placement.bind" => json!(true),
+        "server.time" => json!(crate::clock::rfc3339_offset(crate::clock::unix_now())),
+        "batch" => return Some(batch(call, batch_max)),
+        _ => return None,
+    };
+    Some(Ok(Success::ok(json!({ "result": result }))))
+}
+
+/// The nested commands of a `batch` call: `cmd[key]=method?params` (form or query) or a JSON `cmd`
+/// object.
+pub(crate) fn batch_commands(call: &Call) -> Vec<(String, String)> {
+    let mut cmds: Vec<(String, String)> = call
+        .query
+        .iter()
+        .filter_map(|(k, v)| {
+            Some((
+                k.strip_prefix("cmd[")?.strip_suffix(']')?.to_owned(),
+                v.clone(),
+            ))
+        })
+        .collect();
+    if let Some(body) = &call.body {
+        if let Some(obj) = body.get("cmd").and_then(Value::as_object) {
+            cmds.extend(
+                obj.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned())),
+            );
+        } else if let Some(obj) = body.as_object() {
+            cmds.extend(obj.iter().filter_map(|(k, v)| {
+                Some((
+                    k.strip_prefix("cmd[")?.strip_suffix(']')?.to_owned(),
+                    v.as_str().unwrap_or("").to_owned(),
+                ))
+            }));
+        }
+    }
+    cmds
+}
+
+fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
+    let cmds = batch_commands(call);
+    if cmds.len() > usize::try_from(batch_max).unwrap_or(usize::MAX) {
+        return Err(Refusal::B24 {
+            status: 400,
+            code: "ERROR_BATCH_LENGTH_EXCEEDED",
+            text: "Max batch length exceeded".into(),
+        });
+    }
+    let mut results = serde_json::Map::new();
+    let mut errors = serde_json::Map::new();
+    for (key, cmd) in &cmds {
+        let (method, params) = cmd.split_once('?').unwrap_or((cmd.as_str(), ""));
+        let nested = Call {
+            service: call.service,
+            method: call.method,
+            path: format!("/rest/{method}"),
+            host: None,
+            credential: None,
+            b24_method: Some(method.to_owned()),
+            query: crate::call::parse_query(params),
+            body: None,
+        };
+        match answer(method, &nested, 0) {
+            Some(Ok(s)) if method != "batch" => {
+                results.insert(
+                    key.clone(),
+                    s.body.get("result").cloned().unwrap_or(Value::Null),
+                );
+            }
+            Some(Err(Refusal::B24 { code, text, .. })) => {
+                errors.insert(
+                    key.clone(),
+                    json!({"error": code, "error_description": text}),
+                );
+            }
+            _ => {
+                errors.insert(key.clone(), json!({"error": "ERROR_METHOD_NOT_FOUND", "error_description": "Method not found!"}));
+            }
+        }
+    }
+    Ok(Success::ok(json!({
+        "result": {"result": results, "result_error": errors, "result_total": [], "result_next": [], "result_time": {}}
+    })))
+}

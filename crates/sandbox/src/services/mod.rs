@@ -1,0 +1,33 @@
+//! Built-in answers of each service: what a successful call returns when the sandbox has no
+//! example of its own for it.
+
+pub(crate) mod apify;
+pub(crate) mod b24;
+pub(crate) mod ozon;
+pub(crate) mod wb;
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Success {
+    pub(crate) status: u16,
+    pub(crate) body: serde_json::Value,
+}
+
+impl Success {
+    pub(crate) fn ok(body: serde_json::Value) -> Self {
+        Self { status: 200, body }
+    }
+}
+
+/// Why a call that matched an operation still fails on its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The service's 400, with its reason.
+    BadRequest(String),
+    /// Bitrix24's own error code and text, with its status.
+    B24 {
+        status: u16,
+        code: &'static str,
+        text: String,
+    },
+}
