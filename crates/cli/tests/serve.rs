@@ -1,0 +1,186 @@
+//! `apistend serve` as a process: the demo key on first start, graceful shutdown on SIGTERM, and
+//! ten thousand concurrent delayed requests served without holding a worker each.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    base: String,
+    banner: Vec<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(data: &std::path::Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut banner = Vec::new();
+    while let Some(Ok(line)) = lines.next() {
+        let done = line.starts_with("try:");
+        banner.push(line);
+        if done {
+            break;
+        }
+    }
+    let base = banner
+        .iter()
+        .find_map(|l| l.strip_prefix("APIStend sandbox listening on "))
+        .unwrap_or_else(|| panic!("no banner: {banner:?}"))
+        .to_owned();
+    Server {
+        child,
+        base,
+        banner,
+    }
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("apistend-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn first_start_creates_and_prints_a_demo_key_that_lasts() {
+    let dir = temp_dir("demo");
+    let key = {
+        let s = serve(&dir, &[]);
+        let line = s
+            .banner
+            .iter()
+            .find(|l| l.starts_with("demo key: "))
+            .unwrap();
+        let key = line
+            .trim_start_matches("demo key: ")
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_owned();
+        let curl = s.banner.last().unwrap();
+        assert!(
+            curl.contains("curl") && curl.contains(&key) && curl.contains(&s.base),
+            "{curl}"
+        );
+        key
+    };
+    let s = serve(&dir, &[]);
+    assert!(
+        s.banner.iter().any(|l| l.contains(&key)),
+        "the demo key survives a restart"
+    );
+    let s2 = serve(&temp_dir("demo2"), &["--demo-key", "chosen-key"]);
+    assert!(
+        s2.banner
+            .iter()
+            .any(|l| l.starts_with("demo key: chosen-key"))
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sigterm_shuts_down_gracefully() {
+    let dir = temp_dir("term");
+    let mut s = serve(&dir, &["--demo-key", "k"]);
+    let status = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(code) = s.child.try_wait().unwrap() {
+            assert!(code.success(), "{code:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "did not stop within 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ten_thousand_concurrent_delayed_requests_are_served() {
+    let dir = temp_dir("flood");
+    let overrides = dir.join("unlimited.toml");
+    std::fs::write(
+        &overrides,
+        "[ozon.groups.client]\nburst = 1000000\nper_second = 1000000\n",
+    )
+    .unwrap();
+    let s = serve(
+        &dir,
+        &[
+            "--demo-key",
+            "k",
+            "--overrides",
+            overrides.to_str().unwrap(),
+        ],
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (ok, elapsed) = rt.block_on(async {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let url = format!("{}/ozon/v3/product/list", s.base);
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..10_000)
+            .map(|_| {
+                let (client, url) = (client.clone(), url.clone());
+                tokio::spawn(async move {
+                    let r = client
+                        .post(url)
+                        .header("Client-Id", "1")
+                        .header("Api-Key", "k")
+                        .header("X-Mock-Delay", "2000")
+                        .send()
+                        .await;
+                    r.map(|r| r.status().as_u16()).unwrap_or(0)
+                })
+            })
+            .collect();
+        let mut ok = 0;
+        for t in tasks {
+            if t.await.unwrap() == 200 {
+                ok += 1;
+            }
+        }
+        (ok, t.elapsed())
+    });
+    assert_eq!(ok, 10_000, "all delayed requests answered");
+    // Held sequentially by a worker each, 10 000 × 2 s would take hours.
+    assert!(elapsed < Duration::from_secs(120), "{elapsed:?}");
+    eprintln!("10 000 requests delayed 2 s each: {elapsed:?}");
+}

@@ -1,0 +1,188 @@
+//! What the operations answer: WB spec examples (with parameter checks), the built-in Bitrix24,
+//! Apify and Ozon methods, and each service's own 404.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+mod support;
+
+use serde_json::Value;
+
+#[tokio::test]
+async fn wb_answers_from_all_fourteen_specs() {
+    let Some(specs) = support::wb_specs() else {
+        return;
+    };
+    let loaded = apistend_sandbox::WbSpecs::load(&specs).unwrap();
+    assert!(loaded.len() >= 299, "{} operations", loaded.len());
+    let s = support::start(|c| c.with_wb_openapi(&specs)).await;
+    let c = support::client();
+    let get = |p: &str| {
+        c.get(format!("{}/wb{p}", s.base))
+            .header("Authorization", &s.key)
+            .header("X-Mock-Delay", "0")
+    };
+    let r = get("/statistics-api/api/v1/supplier/incomes?dateFrom=2026-01-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body.is_array() && !body.as_array().unwrap().is_empty(),
+        "the spec's example: {body}"
+    );
+    let r = get("/api/v1/supplier/stocks").send().await.unwrap();
+    assert_eq!(r.status(), 400, "dateFrom is required");
+    let body: Value = r.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("dateFrom"));
+    let r = get("/content/v2/object/all").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = get("/no/such/path").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["title"], "path not found");
+}
+
+#[tokio::test]
+async fn built_in_answers_of_bitrix_apify_ozon() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let b24 = |m: &str| {
+        c.post(format!("{}/b24/rest/{m}.json", s.base))
+            .header("X-Mock-Key", &s.key)
+            .header("X-Mock-Delay", "0")
+    };
+    for m in [
+        "crm.deal.fields",
+        "crm.deal.list",
+        "crm.deal.add",
+        "profile",
+        "app.info",
+        "placement.bind",
+    ] {
+        let v: Value = b24(m).send().await.unwrap().json().await.unwrap();
+        assert!(
+            v.get("result").is_some() && v.get("time").is_some(),
+            "{m}: {v}"
+        );
+    }
+    let v: Value = b24("crm.deal.get")
+        .query(&[("id", "5")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"]["ID"], "5");
+    let v: Value = b24("batch")
+        .json(&serde_json::json!({"cmd": {"a": "crm.deal.get?id=1", "b": "profile"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"]["result"]["a"]["ID"], "1");
+    let too_many: serde_json::Map<String, Value> = (0..51)
+        .map(|i| (format!("c{i}"), Value::from("profile")))
+        .collect();
+    let r = b24("batch")
+        .json(&serde_json::json!({"cmd": too_many}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"],
+        "ERROR_BATCH_LENGTH_EXCEEDED"
+    );
+    let r = b24("crm.nothing").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"],
+        "ERROR_METHOD_NOT_FOUND"
+    );
+
+    let apify = |m: reqwest::Method, p: &str| {
+        c.request(m, format!("{}/apify{p}", s.base))
+            .bearer_auth(&s.key)
+            .header("X-Mock-Delay", "0")
+    };
+    use reqwest::Method as M;
+    let me: Value = apify(M::GET, "/v2/users/me")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["data"]["plan"]["apiRateLimitBoosts"], 0);
+    assert!(
+        apify(M::GET, "/v2/users/me/limits")
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+    assert!(
+        apify(M::GET, "/v2/datasets/ds1/items")
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+            .is_array()
+    );
+    assert_eq!(
+        apify(M::PUT, "/v2/key-value-stores/kv/records/OUTPUT")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        apify(M::POST, "/v2/acts/apify~web-scraper/runs")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    let r = apify(M::GET, "/v2/nothing/here").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["type"],
+        "page-not-found"
+    );
+
+    let ozon = |p: &str| {
+        c.post(format!("{}/ozon{p}", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "0")
+    };
+    for p in [
+        "/v3/product/list",
+        "/v3/product/info/list",
+        "/v4/product/info/stocks",
+        "/v2/products/stocks",
+    ] {
+        assert_eq!(ozon(p).send().await.unwrap().status(), 200, "{p}");
+    }
+    let r = ozon("/v9/unknown").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], 5);
+}
