@@ -34,7 +34,7 @@ pub use model::{
     OperatingBudget, Operation, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
-pub use render::{ErrorAnswer, ErrorContext, ErrorKind, X_APISTEND_RETRY_AFTER};
+pub use render::{ErrorAnswer, ErrorContext, ErrorKind, RateHeaders, X_APISTEND_RETRY_AFTER};
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
 
 use resolve::Resolver;

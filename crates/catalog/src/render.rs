@@ -93,37 +93,56 @@ impl Service {
     /// The rate-limit headers the real service sends with an answer, given the bucket's decision:
     /// `rejected` for the over-the-limit answer. Where the real service gives no pause on its
     /// rejection, [`X_APISTEND_RETRY_AFTER`] carries it; no header is invented beyond that.
-    pub fn rate_headers(&self, decision: &Decision, rejected: bool) -> Vec<(&'static str, String)> {
-        let mut h = Vec::with_capacity(3);
+    pub fn rate_headers(&self, decision: &Decision, rejected: bool) -> RateHeaders {
+        let mut h = RateHeaders::default();
+        let retry = decision.retry_after_secs().max(1);
         match self.headers {
             HeaderStyle::Wb if rejected => {
-                h.push((
-                    "x-ratelimit-retry",
-                    decision.retry_after_secs().max(1).to_string(),
-                ));
-                h.push(("x-ratelimit-limit", decision.limit.to_string()));
-                h.push(("x-ratelimit-reset", decision.reset_after_secs().to_string()));
+                h.push("x-ratelimit-retry", retry);
+                h.push("x-ratelimit-limit", u64::from(decision.limit));
+                h.push("x-ratelimit-reset", decision.reset_after_secs());
             }
-            HeaderStyle::Wb => h.push(("x-ratelimit-remaining", decision.remaining.to_string())),
+            HeaderStyle::Wb => h.push("x-ratelimit-remaining", u64::from(decision.remaining)),
             HeaderStyle::Apify => {
-                h.push(("x-ratelimit-limit", decision.limit.to_string()));
+                h.push("x-ratelimit-limit", u64::from(decision.limit));
                 if rejected {
-                    h.push((
-                        X_APISTEND_RETRY_AFTER,
-                        decision.retry_after_secs().max(1).to_string(),
-                    ));
+                    h.push(X_APISTEND_RETRY_AFTER, retry);
                 }
             }
             HeaderStyle::None => {
                 if rejected {
-                    h.push((
-                        X_APISTEND_RETRY_AFTER,
-                        decision.retry_after_secs().max(1).to_string(),
-                    ));
+                    h.push(X_APISTEND_RETRY_AFTER, retry);
                 }
             }
         }
         h
+    }
+}
+
+/// Up to three rate-limit headers: names and whole-second or count values (no allocation: this
+/// is on every answer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateHeaders {
+    items: [(&'static str, u64); 3],
+    len: usize,
+}
+
+impl RateHeaders {
+    fn push(&mut self, name: &'static str, value: u64) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = (name, value);
+            self.len += 1;
+        }
+    }
+
+    /// The headers, in the order the service sends them.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.items.iter().take(self.len).copied()
+    }
+
+    /// The value of `name`, if sent.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 }
 
@@ -165,20 +184,18 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "service temporarily unavailable".to_owned(),
         ),
     };
-    let body = json!({
-        "title": title,
-        "detail": detail,
-        "code": format!("apistend-{status}"),
-        "requestId": ctx.request_id,
-        "origin": "s2s-api-auth-catalog",
-        "status": status,
-        "statusText": status_text(status),
-        "timestamp": ctx.timestamp,
-    });
+    // Written by hand: this body is on every WB rejection, the hot path of an exhausted bucket.
+    let detail = serde_json::to_string(&detail).unwrap_or_else(|_| "\"\"".into());
+    let body = format!(
+        r#"{{"title":"{title}","detail":{detail},"code":"apistend-{status}","requestId":"{}","origin":"s2s-api-auth-catalog","status":{status},"statusText":"{}","timestamp":"{}"}}"#,
+        ctx.request_id,
+        status_text(status),
+        ctx.timestamp
+    );
     ErrorAnswer {
         status,
         content_type: "application/json",
-        body: body.to_string(),
+        body,
     }
 }
 

@@ -11,6 +11,9 @@ use crate::redis::RedisStore;
 
 /// The store a deployment chose: buckets in this process or in Redis.
 ///
+/// The Redis futures are boxed: a Redis round trip dwarfs an allocation, while an inline Redis
+/// future would make every memory-store decision's future (and its callers') kilobytes large.
+///
 /// ```
 /// # tokio_test_block(async {
 /// use std::time::Duration;
@@ -71,7 +74,7 @@ impl Store {
         match self {
             Store::Memory(s) => s.acquire(key, quota, n),
             #[cfg(feature = "redis")]
-            Store::Redis(s) => s.acquire(key, quota, n).await,
+            Store::Redis(s) => Box::pin(s.acquire(key, quota, n)).await,
         }
     }
 
@@ -83,7 +86,7 @@ impl Store {
         match self {
             Store::Memory(s) => Ok(s.peek(key, quota)),
             #[cfg(feature = "redis")]
-            Store::Redis(s) => s.peek(key, quota).await,
+            Store::Redis(s) => Box::pin(s.peek(key, quota)).await,
         }
     }
 
@@ -100,7 +103,7 @@ impl Store {
         match self {
             Store::Memory(s) => Ok(s.penalize(key, quota, d)),
             #[cfg(feature = "redis")]
-            Store::Redis(s) => s.penalize(key, quota, d).await,
+            Store::Redis(s) => Box::pin(s.penalize(key, quota, d)).await,
         }
     }
 
@@ -112,7 +115,7 @@ impl Store {
         match self {
             Store::Memory(s) => Ok(s.refund(key, quota, n)),
             #[cfg(feature = "redis")]
-            Store::Redis(s) => s.refund(key, quota, n).await,
+            Store::Redis(s) => Box::pin(s.refund(key, quota, n)).await,
         }
     }
 
@@ -127,7 +130,7 @@ impl Store {
                 Ok(())
             }
             #[cfg(feature = "redis")]
-            Store::Redis(s) => s.reset(key).await,
+            Store::Redis(s) => Box::pin(s.reset(key)).await,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apistend_catalog::{ErrorContext, ErrorKind, Service, ServiceId};
+use apistend_catalog::{ErrorContext, ErrorKind, RateHeaders, Service, ServiceId};
 use apistend_limiter::Decision;
 use axum::body::Body;
 use futures_util::stream;
@@ -32,8 +32,26 @@ struct Answer {
     status: u16,
     content_type: &'static str,
     body: String,
-    headers: Vec<(&'static str, String)>,
+    headers: Vec<(&'static str, HeaderValue)>,
     mode: BodyMode,
+}
+
+/// The request id and timestamp of error bodies, made only when an error body needs them.
+struct Meta {
+    started: f64,
+    strings: std::sync::OnceLock<(String, String)>,
+}
+
+impl Meta {
+    fn ctx(&self, limit: u32) -> ErrorContext<'_> {
+        let (id, ts) = self.strings.get_or_init(|| {
+            (
+                format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
+                rfc3339(self.started),
+            )
+        });
+        ErrorContext::new(id, ts, limit)
+    }
 }
 
 impl Answer {
@@ -46,6 +64,12 @@ impl Answer {
             headers: Vec::new(),
             mode: BodyMode::Full,
         }
+    }
+
+    fn rate(mut self, headers: RateHeaders) -> Self {
+        self.headers
+            .extend(headers.iter().map(|(n, v)| (n, HeaderValue::from(v))));
+        self
     }
 
     fn with_status(mut self, status: u16) -> Self {
@@ -89,9 +113,7 @@ impl Answer {
             HeaderValue::from_static(self.content_type),
         );
         for (name, value) in self.headers {
-            if let Ok(v) = HeaderValue::from_str(&value) {
-                h.append(name, v);
-            }
+            h.append(name, value);
         }
         resp
     }
@@ -119,18 +141,17 @@ pub(crate) async fn handle(
     req: Request<Body>,
 ) -> Response<Body> {
     let service = state.catalog.service(id);
-    let request_id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
     let started = unix_now();
-    let timestamp = rfc3339(started);
+    let meta = Meta {
+        started,
+        strings: std::sync::OnceLock::new(),
+    };
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, state.limits.max_body_bytes).await else {
-        {
-            let why = format!("request body over {} bytes", state.limits.max_body_bytes);
-            let ctx = ErrorContext::new(&request_id, &timestamp, 0);
-            return Answer::error(service, &ErrorKind::BadRequest(why), &ctx)
-                .with_status(413)
-                .into_response();
-        }
+    let Ok(body) = read_body(&parts.headers, body, state.limits.max_body_bytes).await else {
+        let why = format!("request body over {} bytes", state.limits.max_body_bytes);
+        return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
+            .with_status(413)
+            .into_response();
     };
     let call = Call::parse(service, &parts, &rest, &body);
     let resolved = state
@@ -148,19 +169,18 @@ pub(crate) async fn handle(
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "rate-limit store failed");
-            let ctx = ErrorContext::new(&request_id, &timestamp, 0);
-            return Answer::error(service, &ErrorKind::Unavailable, &ctx).into_response();
+            return Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(0)).into_response();
         }
     };
     let mut decision = charge.decision;
-    let ctx = ErrorContext::new(&request_id, &timestamp, decision.limit);
+    let limit = decision.limit;
     if !decision.allowed {
-        return rejection(service, &decision, &ctx).into_response();
+        return rejection(service, &decision, &meta.ctx(limit)).into_response();
     }
     let plain = |kind: ErrorKind, d: &Decision| {
-        let mut a = Answer::error(service, &kind, &ctx);
-        a.headers = service.rate_headers(d, false);
-        a.into_response()
+        Answer::error(service, &kind, &meta.ctx(limit))
+            .rate(service.rate_headers(d, false))
+            .into_response()
     };
     if principal.is_none() {
         return plain(ErrorKind::Unauthorized, &decision);
@@ -195,7 +215,7 @@ pub(crate) async fn handle(
         // Identical to a real exceedance: the pause is at least one token's refill.
         decision.retry_after = decision.retry_after.max(charge.interval);
         decision.allowed = false;
-        return rejection(service, &decision, &ctx).into_response();
+        return rejection(service, &decision, &meta.ctx(limit)).into_response();
     }
 
     // Bitrix24: the operating-time budget of the method, checked before the call.
@@ -213,15 +233,23 @@ pub(crate) async fn handle(
     let mut answer = match scenario {
         Some(Scenario::Timeout) => {
             tokio::time::sleep(Duration::from_millis(state.limits.max_timeout_ms)).await;
-            Answer::error(service, &ErrorKind::Unavailable, &ctx).with_status(504)
+            Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(limit)).with_status(504)
         }
-        Some(Scenario::ServerError) => Answer::error(service, &ErrorKind::ServerError, &ctx),
-        Some(Scenario::Unavailable) => Answer::error(service, &ErrorKind::Unavailable, &ctx),
-        Some(Scenario::Unauthorized) => Answer::error(service, &ErrorKind::Unauthorized, &ctx),
-        Some(Scenario::Forbidden) => Answer::error(service, &ErrorKind::Forbidden, &ctx),
-        Some(Scenario::NotFound) => Answer::error(service, &ErrorKind::NotFound, &ctx),
-        Some(Scenario::Conflict) => Answer::error(service, &ErrorKind::Conflict, &ctx),
-        _ => success(&state, service, &resolved, &call, &ctx),
+        Some(Scenario::ServerError) => {
+            Answer::error(service, &ErrorKind::ServerError, &meta.ctx(limit))
+        }
+        Some(Scenario::Unavailable) => {
+            Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(limit))
+        }
+        Some(Scenario::Unauthorized) => {
+            Answer::error(service, &ErrorKind::Unauthorized, &meta.ctx(limit))
+        }
+        Some(Scenario::Forbidden) => {
+            Answer::error(service, &ErrorKind::Forbidden, &meta.ctx(limit))
+        }
+        Some(Scenario::NotFound) => Answer::error(service, &ErrorKind::NotFound, &meta.ctx(limit)),
+        Some(Scenario::Conflict) => Answer::error(service, &ErrorKind::Conflict, &meta.ctx(limit)),
+        _ => success(&state, service, &resolved, &call, &meta, limit),
     };
     match scenario {
         Some(Scenario::Malformed) if answer.status < 300 => answer.mode = BodyMode::Truncated,
@@ -245,22 +273,40 @@ pub(crate) async fn handle(
             Err(e) => tracing::warn!(error = %e, "could not charge the extra cost"),
         }
     }
-    answer
-        .headers
-        .extend(service.rate_headers(&decision, false));
+    let mut answer = answer.rate(service.rate_headers(&decision, false));
     if let Some(sc) = scenario {
         answer
             .headers
-            .push((X_APISTEND_SCENARIO, sc.name().to_owned()));
+            .push((X_APISTEND_SCENARIO, HeaderValue::from_static(sc.name())));
     }
     answer.into_response()
 }
 
+/// The request body, up to `limit` bytes. A request that announces no body is not polled for one:
+/// that spares a round through the connection task on every bodiless GET.
+async fn read_body(
+    headers: &http::HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, axum::Error> {
+    let announced = headers.contains_key(http::header::TRANSFER_ENCODING)
+        || headers
+            .get(http::header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    if announced {
+        axum::body::to_bytes(body, limit).await
+    } else {
+        Ok(axum::body::Bytes::new())
+    }
+}
+
 fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {
-    let mut a = Answer::error(service, &ErrorKind::RateLimited, ctx);
-    a.headers = service.rate_headers(decision, true);
-    a.headers
-        .push((X_APISTEND_SCENARIO, Scenario::RateLimit.name().to_owned()));
+    let mut a = Answer::error(service, &ErrorKind::RateLimited, ctx)
+        .rate(service.rate_headers(decision, true));
+    a.headers.push((
+        X_APISTEND_SCENARIO,
+        HeaderValue::from_static(Scenario::RateLimit.name()),
+    ));
     a
 }
 
@@ -269,10 +315,12 @@ fn success(
     service: &Service,
     resolved: &apistend_catalog::Resolved<'_>,
     call: &Call,
-    ctx: &ErrorContext<'_>,
+    meta: &Meta,
+    limit: u32,
 ) -> Answer {
+    let ctx = || meta.ctx(limit);
     let Some(op) = resolved.operation else {
-        return Answer::error(service, &ErrorKind::NotFound, ctx);
+        return Answer::error(service, &ErrorKind::NotFound, &ctx());
     };
     let result: Option<Result<Success, Refusal>> = match service.id {
         ServiceId::Wb => Some(services::wb::answer(state.specs.as_ref(), op, call)),
@@ -286,7 +334,7 @@ fn success(
     };
     let content_type = service.rejection.content_type;
     match result {
-        None => Answer::error(service, &ErrorKind::NotFound, ctx),
+        None => Answer::error(service, &ErrorKind::NotFound, &ctx()),
         Some(Ok(s)) => Answer {
             status: s.status,
             content_type,
@@ -299,7 +347,7 @@ fn success(
             mode: BodyMode::Full,
         },
         Some(Err(Refusal::BadRequest(why))) => {
-            Answer::error(service, &ErrorKind::BadRequest(why), ctx)
+            Answer::error(service, &ErrorKind::BadRequest(why), &ctx())
         }
         Some(Err(Refusal::B24 { status, code, text })) => Answer {
             status,
