@@ -1,0 +1,670 @@
+//! The client: acquire before every attempt, send, classify, and retry by the policy of the
+//! answer — a rate limit penalizes the shared bucket, a 5xx or network error backs off.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use apistend_catalog::{Catalog, LimitGroup, Method, Overrides, ServiceId};
+use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store, bucket_key};
+use http::HeaderMap;
+use serde_json::Value;
+
+use crate::config::ClientConfig;
+use crate::error::{ClientError, RefusedBy};
+use crate::hint::server_hint;
+use crate::metrics::{Counters, Stats, inc, labels};
+
+/// Builds a [`Client`].
+#[derive(Debug, Default)]
+pub struct ClientBuilder {
+    service: Option<ServiceId>,
+    account: Option<String>,
+    store: Option<Store>,
+    base_url: Option<String>,
+    headers: Vec<(String, String)>,
+    query: Vec<(String, String)>,
+    catalog: Option<Catalog>,
+    overrides: Option<Overrides>,
+    config: Option<ClientConfig>,
+}
+
+impl ClientBuilder {
+    /// The service (its limits come from the catalog).
+    #[must_use]
+    pub fn service(mut self, id: ServiceId) -> Self {
+        self.service = Some(id);
+        self
+    }
+
+    /// The account whose buckets the calls draw from (`_global` when unset).
+    #[must_use]
+    pub fn account(mut self, account: impl Into<String>) -> Self {
+        self.account = Some(account.into());
+        self
+    }
+
+    /// The bucket store: a [`MemoryStore`] shared by this process's clients, or a [`RedisStore`]
+    /// shared by every process. Default: Redis when `APISTEND_CLIENT_REDIS` is set, else memory.
+    #[must_use]
+    pub fn store(mut self, store: impl Into<Store>) -> Self {
+        self.store = Some(store.into());
+        self
+    }
+
+    /// The service's base URL (`https://content-api.wildberries.ru`, or a sandbox's
+    /// `http://127.0.0.1:8080/wb`).
+    #[must_use]
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// A header sent with every request (`Authorization`, `Client-Id`, `Api-Key`…).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// A query parameter sent with every request (Apify `token`, Bitrix24 `auth`).
+    #[must_use]
+    pub fn query_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.query.push((name.into(), value.into()));
+        self
+    }
+
+    /// A catalog other than the built-in one.
+    #[must_use]
+    pub fn catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Quota overrides applied on top of the catalog.
+    #[must_use]
+    pub fn overrides(mut self, overrides: Overrides) -> Self {
+        self.overrides = Some(overrides);
+        self
+    }
+
+    /// Settings other than those of the environment.
+    #[must_use]
+    pub fn config(mut self, config: ClientConfig) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// The client.
+    ///
+    /// # Errors
+    /// [`ClientError::Config`] for a missing service or base URL, a bad header, an environment
+    /// value out of range, or a catalog that does not load.
+    pub fn build(self) -> Result<Client, ClientError> {
+        let service = self.service.ok_or_else(|| {
+            ClientError::Config("no service: call .service(ServiceId::Wb)".into())
+        })?;
+        let base = self
+            .base_url
+            .ok_or_else(|| ClientError::Config("no base URL: call .base_url(…)".into()))?;
+        let config = match self.config {
+            Some(c) => c,
+            None => ClientConfig::from_env()?,
+        };
+        let mut catalog = match self.catalog {
+            Some(c) => c,
+            None => Catalog::builtin().map_err(|e| ClientError::Config(e.to_string()))?,
+        };
+        if let Some(o) = &self.overrides {
+            catalog = catalog
+                .with_overrides(o)
+                .map_err(|e| ClientError::Config(e.to_string()))?;
+        }
+        let store = match (self.store, &config.redis) {
+            (Some(s), _) => s,
+            (None, Some(url)) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
+            (None, None) => Store::from(MemoryStore::new()),
+        };
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (k, v) in &self.headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| ClientError::Config(format!("header {k:?}: {e}")))?;
+            let value = reqwest::header::HeaderValue::from_str(v)
+                .map_err(|e| ClientError::Config(format!("header {k:?}: {e}")))?;
+            headers.append(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .map_err(|e| ClientError::Config(format!("HTTP client: {e}")))?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                service,
+                account: self
+                    .account
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or_else(|| "_global".to_owned()),
+                store,
+                base: base.trim_end_matches('/').to_owned(),
+                query: self.query,
+                catalog,
+                config,
+                http,
+                counters: Counters::default(),
+                operating_reset: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+struct Inner {
+    service: ServiceId,
+    account: String,
+    store: Store,
+    base: String,
+    query: Vec<(String, String)>,
+    catalog: Catalog,
+    config: ClientConfig,
+    http: reqwest::Client,
+    counters: Counters,
+    /// Bitrix24: when each method's operating-time budget frees up (from the `time` blocks).
+    operating_reset: Mutex<HashMap<String, f64>>,
+}
+
+/// A rate-limited, retrying client of one service for one account.
+///
+/// Every attempt first takes a token from each limit group of the operation, waiting locally up
+/// to the ceiling; a rate-limit answer penalizes the shared bucket so that every process of the
+/// account pauses; 5xx and network errors back off; 401, 403 and 404 are never retried.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), apistend_client::ClientError> {
+/// use apistend_catalog::ServiceId;
+/// use apistend_client::Client;
+/// let wb = Client::builder()
+///     .service(ServiceId::Wb)
+///     .account("seller-42")
+///     .base_url("http://127.0.0.1:8080/wb")
+///     .header("Authorization", "demo-key")
+///     .build()?;
+/// let warehouses = wb.get("/api/v3/warehouses").send().await?;
+/// println!("{}", warehouses.status);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("service", &self.inner.service)
+            .field("account", &self.inner.account)
+            .field("base", &self.inner.base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An answer that ended the call: a success (2xx or 3xx).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Response {
+    /// Status.
+    pub status: u16,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The body as JSON.
+    ///
+    /// # Errors
+    /// The parser's error.
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.body)
+    }
+
+    /// The body as text (lossy).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One request being built.
+#[derive(Debug)]
+pub struct RequestBuilder<'a> {
+    client: &'a Client,
+    method: Method,
+    path: String,
+    query: Vec<(String, String)>,
+    body: Option<(Vec<u8>, &'static str)>,
+    headers: Vec<(String, String)>,
+    deadline: Option<Instant>,
+}
+
+impl Client {
+    /// A builder.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A request of `method` to `path` (relative to the base URL).
+    pub fn request(&self, method: Method, path: impl Into<String>) -> RequestBuilder<'_> {
+        RequestBuilder {
+            client: self,
+            method,
+            path: path.into(),
+            query: Vec::new(),
+            body: None,
+            headers: Vec::new(),
+            deadline: None,
+        }
+    }
+
+    /// `GET path`.
+    pub fn get(&self, path: impl Into<String>) -> RequestBuilder<'_> {
+        self.request(Method::Get, path)
+    }
+
+    /// `POST path`.
+    pub fn post(&self, path: impl Into<String>) -> RequestBuilder<'_> {
+        self.request(Method::Post, path)
+    }
+
+    /// The client's counters.
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.snapshot()
+    }
+
+    /// The account.
+    pub fn account(&self) -> &str {
+        &self.inner.account
+    }
+}
+
+impl RequestBuilder<'_> {
+    /// Adds query parameters.
+    #[must_use]
+    pub fn query(mut self, pairs: &[(&str, &str)]) -> Self {
+        self.query.extend(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        self
+    }
+
+    /// A header of this request only (e.g. the sandbox's `X-Mock-Scenario`).
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// A JSON body.
+    #[must_use]
+    pub fn json(mut self, body: &Value) -> Self {
+        self.body = Some((body.to_string().into_bytes(), "application/json"));
+        self
+    }
+
+    /// Gives up (with a rate-limited error, without sending) when a wait would pass `deadline`.
+    #[must_use]
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sends with acquisition, retries and penalties.
+    ///
+    /// # Errors
+    /// A [`ClientError`]: rate-limited (locally or by the server) with `retry_after`, a server or
+    /// network error after the configured attempts, or the service's client error.
+    ///
+    /// # Cancel safety
+    /// Dropping the future while it waits for a token takes nothing; dropping it after a token was
+    /// taken spends that token, as the request may already be on the wire.
+    pub async fn send(self) -> Result<Response, ClientError> {
+        let c = &self.client.inner;
+        let op_path = operation_path(c.service, &self.path);
+        let resolved = c.catalog.resolve(c.service, self.method, &op_path, None);
+        let groups: Vec<&LimitGroup> = resolved
+            .groups
+            .iter()
+            .filter_map(|&i| resolved.service.groups.get(i))
+            .collect();
+        let sid = c.service.as_str();
+        let keys: Vec<String> = groups
+            .iter()
+            .map(|g| bucket_key("apistend:client", &c.account, &[sid, &g.id]))
+            .collect();
+        let ceiling = groups
+            .iter()
+            .map(|g| ceiling(&c.config, g))
+            .max()
+            .unwrap_or(c.config.max_wait);
+        let first_interval = groups
+            .first()
+            .map_or(Duration::from_secs(1), |g| g.quota.interval());
+        let url = format!("{}{}", c.base, self.path);
+        let b24_method =
+            (c.service == ServiceId::B24).then(|| op_path.trim_start_matches("/rest/").to_owned());
+        let attempts = c.config.attempts.max(1);
+        for attempt in 1..=attempts {
+            self.acquire(&groups, &keys, ceiling).await?;
+            inc(&c.counters.attempts);
+            let mut req = c
+                .http
+                .request(reqwest_method(self.method), &url)
+                .query(&c.query)
+                .query(&self.query);
+            let mut timeout = c.config.request_timeout;
+            if let Some(d) = self.deadline {
+                timeout = timeout.min(
+                    d.saturating_duration_since(Instant::now())
+                        .max(Duration::from_millis(1)),
+                );
+            }
+            req = req.timeout(timeout);
+            for (k, v) in &self.headers {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            if let Some((body, ct)) = &self.body {
+                req = req
+                    .header(reqwest::header::CONTENT_TYPE, *ct)
+                    .body(body.clone());
+            }
+            let sent = match req.send().await {
+                Ok(r) => {
+                    let status = r.status().as_u16();
+                    let headers = r.headers().clone();
+                    r.bytes().await.map(|b| (status, headers, b.to_vec()))
+                }
+                Err(e) => Err(e),
+            };
+            let (status, headers, body) = match sent {
+                Ok(x) => x,
+                Err(e) => {
+                    if attempt == attempts || !self.backoff(attempt).await {
+                        return Err(ClientError::Network {
+                            attempts: attempt,
+                            source: e,
+                        });
+                    }
+                    inc(&c.counters.retries_network);
+                    count_retry(sid, &c.account, "network");
+                    continue;
+                }
+            };
+            let json: Value = serde_json::from_slice(&body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+            let b24_error = json.get("error").and_then(Value::as_str).unwrap_or("");
+            if (200..400).contains(&status) {
+                if let (Some(m), Some(at)) = (
+                    &b24_method,
+                    json.pointer("/time/operating_reset_at")
+                        .and_then(Value::as_f64),
+                ) {
+                    c.operating_reset
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(m.clone(), at);
+                }
+                return Ok(Response {
+                    status,
+                    headers,
+                    body,
+                });
+            }
+            if status == 429 && b24_error == "OPERATION_TIME_LIMIT" {
+                // Bitrix24: this method's operating time is spent until its oldest minute leaves.
+                let reset = b24_method.as_ref().and_then(|m| {
+                    c.operating_reset
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(m)
+                        .copied()
+                });
+                let wait = reset
+                    .map(until_unix)
+                    .or_else(|| server_hint(&headers, SystemTime::now()))
+                    .unwrap_or(c.config.retry_base);
+                if attempt == attempts || wait > ceiling || !self.sleep_within_deadline(wait).await
+                {
+                    return Err(ClientError::RateLimited {
+                        retry_after: wait,
+                        refused_by: RefusedBy::Server,
+                    });
+                }
+                continue;
+            }
+            let rate_limited = status == 429
+                || (c.service == ServiceId::B24
+                    && status == 503
+                    && b24_error == "QUERY_LIMIT_EXCEEDED");
+            if rate_limited {
+                inc(&c.counters.server_rate_limits);
+                let hint = server_hint(&headers, SystemTime::now()).unwrap_or_default();
+                let pause = hint
+                    .max(first_interval)
+                    .max(backoff(c.config.retry_base, attempt))
+                    .min(ceiling);
+                for (g, k) in groups.iter().zip(&keys) {
+                    metrics::counter!(
+                        "apistend_client_unexpected_429_total",
+                        &labels(sid, &c.account, &g.id)
+                    )
+                    .increment(1);
+                    c.store.penalize(k, &g.quota, pause).await?;
+                    inc(&c.counters.penalties);
+                    metrics::counter!(
+                        "apistend_client_penalties_total",
+                        &labels(sid, &c.account, &g.id)
+                    )
+                    .increment(1);
+                }
+                tracing::warn!(service = sid, account = %c.account, status, ?pause, "rate-limited by the server although the local limiter allowed; penalized the shared bucket");
+                if attempt == attempts {
+                    return Err(ClientError::RateLimited {
+                        retry_after: pause,
+                        refused_by: RefusedBy::Server,
+                    });
+                }
+                inc(&c.counters.retries_rate_limit);
+                count_retry(sid, &c.account, "rate_limit");
+                // No sleep here: the next acquire waits out the penalty, as every process does.
+                continue;
+            }
+            match status {
+                401 => return Err(ClientError::Unauthorized { body: json }),
+                403 => return Err(ClientError::Forbidden { body: json }),
+                404 => return Err(ClientError::NotFound { body: json }),
+                500.. => {
+                    if attempt == attempts || !self.backoff(attempt).await {
+                        return Err(ClientError::Server {
+                            status,
+                            attempts: attempt,
+                            body: String::from_utf8_lossy(&body).into_owned(),
+                        });
+                    }
+                    inc(&c.counters.retries_server);
+                    count_retry(sid, &c.account, "server");
+                }
+                _ => return Err(ClientError::Api { status, body: json }),
+            }
+        }
+        Err(ClientError::Config("no attempt was made".into()))
+    }
+
+    /// Takes a token from every group, waiting up to `ceiling` (and the deadline) in all.
+    async fn acquire(
+        &self,
+        groups: &[&LimitGroup],
+        keys: &[String],
+        ceiling: Duration,
+    ) -> Result<(), ClientError> {
+        let c = &self.client.inner;
+        let sid = c.service.as_str();
+        let start = Instant::now();
+        loop {
+            let mut wait = None;
+            for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
+                let d = c.store.acquire(k, &g.quota, 1).await?;
+                if !d.allowed {
+                    for (g, k) in groups.iter().zip(keys).take(i) {
+                        c.store.refund(k, &g.quota, 1).await?;
+                    }
+                    wait = Some((d.retry_after, *g));
+                    break;
+                }
+            }
+            let Some((wait, group)) = wait else {
+                let waited = start.elapsed();
+                inc(&c.counters.acquisitions);
+                c.counters.waited_micros.fetch_add(
+                    u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                for g in groups {
+                    let l = labels(sid, &c.account, &g.id);
+                    metrics::counter!("apistend_client_acquisitions_total", &l).increment(1);
+                    metrics::histogram!("apistend_client_local_wait_seconds", &l)
+                        .record(waited.as_secs_f64());
+                }
+                return Ok(());
+            };
+            // A margin, so that a request admitted at the very edge of its slot does not reach the
+            // server a hair early (arrival delays vary), and jitter, so that waiters woken together
+            // do not race in lockstep.
+            let wait = wait + Duration::from_millis(2 + fastrand::u64(0..3));
+            let refuse = start.elapsed() + wait > ceiling
+                || self.deadline.is_some_and(|d| Instant::now() + wait > d);
+            if refuse {
+                inc(&c.counters.local_refusals);
+                metrics::counter!(
+                    "apistend_client_local_refusals_total",
+                    &labels(sid, &c.account, &group.id)
+                )
+                .increment(1);
+                return Err(ClientError::RateLimited {
+                    retry_after: wait,
+                    refused_by: RefusedBy::Local,
+                });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Sleeps the backoff of `attempt`; false when the deadline does not leave room for it.
+    async fn backoff(&self, attempt: u32) -> bool {
+        self.sleep_within_deadline(backoff(self.client.inner.config.retry_base, attempt))
+            .await
+    }
+
+    async fn sleep_within_deadline(&self, d: Duration) -> bool {
+        if self.deadline.is_some_and(|dl| Instant::now() + d > dl) {
+            return false;
+        }
+        tokio::time::sleep(d).await;
+        true
+    }
+}
+
+/// `base·2^(attempt−1) + jitter[0, base)`.
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    let jitter = Duration::from_micros(fastrand::u64(
+        0..u64::try_from(base.as_micros()).unwrap_or(1).max(1),
+    ));
+    exp + jitter
+}
+
+/// The longest a call waits locally for a token: max(configured, one refill + 5 s); for limits
+/// of one request per period, two periods + 5 s, so the loser of a race at the boundary lives to
+/// the next slot.
+pub(crate) fn ceiling(config: &ClientConfig, group: &LimitGroup) -> Duration {
+    let t = group.quota.interval();
+    let one_per_period = group
+        .documented
+        .map_or(group.quota.burst() == 1, |(_, limit)| limit == 1);
+    let floor = if one_per_period { t * 2 } else { t } + Duration::from_secs(5);
+    config.max_wait.max(floor)
+}
+
+fn until_unix(at: f64) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    Duration::from_secs_f64((at - now).clamp(0.0, 86_400.0))
+}
+
+fn count_retry(service: &str, account: &str, cause: &'static str) {
+    metrics::counter!("apistend_client_retries_total", "service" => service.to_owned(), "account" => account.to_owned(), "cause" => cause).increment(1);
+}
+
+/// The catalog path of a request path: Bitrix24's `/rest/{user}/{code}/crm.deal.list.json` is
+/// `/rest/crm.deal.list`; other services' paths are their own.
+fn operation_path(service: ServiceId, path: &str) -> String {
+    let path = path.split('?').next().unwrap_or(path);
+    if service == ServiceId::B24 {
+        let method = path.rsplit('/').next().unwrap_or("");
+        let method = method.trim_end_matches(".json").trim_end_matches(".xml");
+        return format!("/rest/{method}");
+    }
+    path.to_owned()
+}
+
+fn reqwest_method(m: Method) -> reqwest::Method {
+    match m {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
+        Method::Head => reqwest::Method::HEAD,
+        Method::Options => reqwest::Method::OPTIONS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_below_base() {
+        let base = Duration::from_millis(500);
+        for attempt in 1..=4 {
+            let d = backoff(base, attempt);
+            let exp = base * (1 << (attempt - 1));
+            assert!(d >= exp && d < exp + base, "{attempt}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn ceilings_follow_the_decision_record() {
+        let c = Catalog::builtin().unwrap();
+        let config = ClientConfig {
+            max_wait: Duration::from_secs(30),
+            ..ClientConfig::default()
+        };
+        let wb = c.service(ServiceId::Wb);
+        // "1 минута | 1 запрос | 1 минута | 10 запросов": two periods + 5 s.
+        let news = wb
+            .group("common-api.get.api-communications-v2-news")
+            .unwrap();
+        assert_eq!(ceiling(&config, news), Duration::from_secs(125));
+        // Content: 600 ms interval: the configured 30 s.
+        assert_eq!(
+            ceiling(&config, wb.group("content-api.kontent").unwrap()),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            operation_path(ServiceId::B24, "/rest/1/abc/crm.deal.list.json"),
+            "/rest/crm.deal.list"
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! Per-account, per-group quota metrics (through the `metrics` facade), and the same figures as
+//! plain counters on the client for callers and tests.
+//!
+//! - `apistend_client_acquisitions_total{service, account, group}`
+//! - `apistend_client_local_wait_seconds{service, account, group}` (histogram)
+//! - `apistend_client_local_refusals_total{service, account, group}`
+//! - `apistend_client_retries_total{service, account, cause}`: `rate_limit`, `server`, `network`
+//! - `apistend_client_penalties_total{service, account, group}`
+//! - `apistend_client_unexpected_429_total{service, account, group}`: the server said 429 although
+//!   the local limiter allowed — the sign that a quota is set wrong.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Counters of one client.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) attempts: AtomicU64,
+    pub(crate) acquisitions: AtomicU64,
+    pub(crate) local_refusals: AtomicU64,
+    pub(crate) retries_rate_limit: AtomicU64,
+    pub(crate) retries_server: AtomicU64,
+    pub(crate) retries_network: AtomicU64,
+    pub(crate) penalties: AtomicU64,
+    pub(crate) server_rate_limits: AtomicU64,
+    pub(crate) waited_micros: AtomicU64,
+}
+
+/// A snapshot of a client's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Requests sent (every attempt).
+    pub attempts: u64,
+    /// Tokens acquired.
+    pub acquisitions: u64,
+    /// Calls refused locally without sending.
+    pub local_refusals: u64,
+    /// Retries after a rate-limit answer.
+    pub retries_rate_limit: u64,
+    /// Retries after a 5xx.
+    pub retries_server: u64,
+    /// Retries after a network error or timeout.
+    pub retries_network: u64,
+    /// Penalties written to the shared bucket.
+    pub penalties: u64,
+    /// Rate-limit answers of the server although the local limiter allowed.
+    pub server_rate_limits: u64,
+    /// Total time spent waiting locally for tokens.
+    pub waited: Duration,
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> Stats {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Stats {
+            attempts: g(&self.attempts),
+            acquisitions: g(&self.acquisitions),
+            local_refusals: g(&self.local_refusals),
+            retries_rate_limit: g(&self.retries_rate_limit),
+            retries_server: g(&self.retries_server),
+            retries_network: g(&self.retries_network),
+            penalties: g(&self.penalties),
+            server_rate_limits: g(&self.server_rate_limits),
+            waited: Duration::from_micros(g(&self.waited_micros)),
+        }
+    }
+}
+
+pub(crate) fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn labels(service: &str, account: &str, group: &str) -> [(&'static str, String); 3] {
+    [
+        ("service", service.to_owned()),
+        ("account", account.to_owned()),
+        ("group", group.to_owned()),
+    ]
+}
