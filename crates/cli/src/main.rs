@@ -2,6 +2,8 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod catalog_cmd;
+mod load_cmd;
+mod plot_cmd;
 mod serve_cmd;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,10 @@ enum Command {
     Catalog(catalog_cmd::CatalogArgs),
     /// Run the sandbox: WB, Bitrix24, Apify and Ozon with their real limits.
     Serve(serve_cmd::ServeArgs),
+    /// Drive concurrent workers through the client against a sandbox for a bounded time.
+    Load(load_cmd::LoadArgs),
+    /// Draw an SVG chart from a JSON description (used by scripts/bench.sh).
+    Plot(plot_cmd::PlotArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -28,6 +34,8 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Catalog(args) => catalog_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Load(args) => load_cmd::run(&args),
+        Command::Plot(args) => plot_cmd::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::io::Write;
+
 use anyhow::Context;
 use apistend_catalog::Overrides;
 use apistend_sandbox::{Sandbox, SandboxConfig};
@@ -59,39 +61,46 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()?;
     rt.block_on(async move {
         let sandbox = Sandbox::new(config).await?;
+        // Handlers first: a SIGTERM that arrives right after the banner must stop us gracefully.
+        let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("binding {}", args.addr))?;
         let addr = listener.local_addr()?;
         let demo = sandbox.demo();
-        println!("APIStend sandbox listening on http://{addr}");
+        // The banner is for whoever started us; if they stopped reading, keep serving anyway.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "APIStend sandbox listening on http://{addr}");
         if sandbox.spec_operations() > 0 {
-            println!("WB operations answered from specs: {}", sandbox.spec_operations());
+            let _ = writeln!(out, "WB operations answered from specs: {}", sandbox.spec_operations());
         }
-        println!("demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
-        println!("try:  curl -i -X POST http://{addr}/b24/rest/crm.deal.fields.json -H 'X-Mock-Key: {}' -H 'X-Mock-Delay: 0'", demo.key);
-        sandbox.serve(listener, shutdown_signal()).await?;
+        let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
+        let _ = writeln!(
+            out,
+            "try:  curl -i -X POST http://{addr}/b24/rest/crm.deal.fields.json -H 'X-Mock-Key: {}' -H 'X-Mock-Delay: 0'",
+            demo.key
+        );
+        let _ = out.flush();
+        drop(out);
+        sandbox.serve(listener, shutdown).await?;
         tracing::info!("stopped");
         anyhow::Ok(())
     })
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    #[cfg(unix)]
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .context("installing the SIGINT handler")?;
+    Ok(async move {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutting down: finishing requests in flight");
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down: finishing requests in flight");
+    })
 }

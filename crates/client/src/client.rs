@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apistend_catalog::{Catalog, LimitGroup, Method, Overrides, ServiceId};
-use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store, bucket_key};
+use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store, bucket_key};
 use http::HeaderMap;
 use serde_json::Value;
 
@@ -27,9 +27,18 @@ pub struct ClientBuilder {
     catalog: Option<Catalog>,
     overrides: Option<Overrides>,
     config: Option<ClientConfig>,
+    algorithm: Option<Algorithm>,
 }
 
 impl ClientBuilder {
+    /// Enforces every quota with `algorithm` (GCRA by default; the fixed window of the decision
+    /// record's first design, for comparison).
+    #[must_use]
+    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = Some(algorithm);
+        self
+    }
+
     /// The service (its limits come from the catalog).
     #[must_use]
     pub fn service(mut self, id: ServiceId) -> Self {
@@ -216,6 +225,8 @@ pub struct Response {
     pub headers: HeaderMap,
     /// Body.
     pub body: Vec<u8>,
+    /// Time the call spent waiting locally for tokens, over all its attempts.
+    pub waited: Duration,
 }
 
 impl Response {
@@ -272,6 +283,18 @@ impl Client {
     /// `POST path`.
     pub fn post(&self, path: impl Into<String>) -> RequestBuilder<'_> {
         self.request(Method::Post, path)
+    }
+
+    /// The quota of the operation's own (most specific) limit group, as this client enforces it.
+    pub fn quota_of(&self, method: Method, path: &str) -> Option<apistend_limiter::Quota> {
+        let c = &self.inner;
+        let r = c
+            .catalog
+            .resolve(c.service, method, &operation_path(c.service, path), None);
+        r.groups
+            .first()
+            .and_then(|&i| r.service.groups.get(i))
+            .map(|g| g.quota)
     }
 
     /// The client's counters.
@@ -353,8 +376,9 @@ impl RequestBuilder<'_> {
         let b24_method =
             (c.service == ServiceId::B24).then(|| op_path.trim_start_matches("/rest/").to_owned());
         let attempts = c.config.attempts.max(1);
+        let mut waited = Duration::ZERO;
         for attempt in 1..=attempts {
-            self.acquire(&groups, &keys, ceiling).await?;
+            waited += self.acquire(&groups, &keys, ceiling).await?;
             inc(&c.counters.attempts);
             let mut req = c
                 .http
@@ -417,6 +441,7 @@ impl RequestBuilder<'_> {
                     status,
                     headers,
                     body,
+                    waited,
                 });
             }
             if status == 429 && b24_error == "OPERATION_TIME_LIMIT" {
@@ -505,7 +530,7 @@ impl RequestBuilder<'_> {
         groups: &[&LimitGroup],
         keys: &[String],
         ceiling: Duration,
-    ) -> Result<(), ClientError> {
+    ) -> Result<Duration, ClientError> {
         let c = &self.client.inner;
         let sid = c.service.as_str();
         let start = Instant::now();
@@ -534,12 +559,15 @@ impl RequestBuilder<'_> {
                     metrics::histogram!("apistend_client_local_wait_seconds", &l)
                         .record(waited.as_secs_f64());
                 }
-                return Ok(());
+                return Ok(waited);
             };
             // A margin, so that a request admitted at the very edge of its slot does not reach the
-            // server a hair early (arrival delays vary), and jitter, so that waiters woken together
-            // do not race in lockstep.
-            let wait = wait + Duration::from_millis(2 + fastrand::u64(0..3));
+            // server early when arrival delays vary (T/20, 2 to 50 ms), and jitter, so that waiters
+            // woken together do not race in lockstep. With a burst above 1 the margin costs no
+            // throughput: the bucket's TAT advances by T per request, not from the moment of waking.
+            let margin = (group.quota.interval() / 20)
+                .clamp(Duration::from_millis(2), Duration::from_millis(50));
+            let wait = wait + margin + Duration::from_millis(fastrand::u64(0..3));
             let refuse = start.elapsed() + wait > ceiling
                 || self.deadline.is_some_and(|d| Instant::now() + wait > d);
             if refuse {

@@ -1,0 +1,344 @@
+//! `apistend load`: N concurrent workers through the client against a sandbox (or any base URL)
+//! for a bounded time; how close they get to the allowed rate and how often they still hit the
+//! limit.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use apistend_catalog::{Method, Overrides, ServiceId};
+use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
+use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
+use clap::Args;
+use serde::Serialize;
+
+#[derive(Debug, Args)]
+pub(crate) struct LoadArgs {
+    /// Base URL of the sandbox (http://127.0.0.1:8080) or of the service itself.
+    #[arg(long)]
+    target: String,
+    /// Service: wb, b24, apify or ozon.
+    #[arg(long)]
+    service: ServiceId,
+    /// HTTP method.
+    #[arg(long, default_value = "GET")]
+    method: String,
+    /// Path of the operation, relative to the service's base (`/api/v3/warehouses`).
+    #[arg(long)]
+    path: String,
+    /// The key (sent as X-Mock-Key, and as the service's own credential header).
+    #[arg(long)]
+    key: String,
+    /// Concurrent workers in all.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    workers: u32,
+    /// How long to run, in seconds.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    duration: u64,
+    /// Independent client instances (each with its own limiter on a memory store; one shared
+    /// limiter on Redis).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    instances: u32,
+    /// `memory` or a Redis URL (redis://… or redis+cluster://…).
+    #[arg(long, default_value = "memory")]
+    store: String,
+    /// The client's algorithm: gcra or fixed-window.
+    #[arg(long, default_value = "gcra")]
+    algorithm: String,
+    /// Send without the client limiter (and without retries): the baseline.
+    #[arg(long)]
+    no_limiter: bool,
+    /// The account the clients share.
+    #[arg(long, default_value = "load")]
+    account: String,
+    /// A TOML file of quota overrides for the client's catalog.
+    #[arg(long)]
+    overrides: Option<std::path::PathBuf>,
+    /// Attempts per call.
+    #[arg(long, default_value_t = 3)]
+    attempts: u32,
+    /// Print one JSON object at the end instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What a run measured.
+#[derive(Debug, Serialize)]
+struct Summary {
+    sent: u64,
+    ok: u64,
+    rejected: u64,
+    local_refusals: u64,
+    other_errors: u64,
+    duration_s: f64,
+    achieved_rps: f64,
+    allowed_rps: f64,
+    utilization: f64,
+    wait_p50_ms: f64,
+    wait_p99_ms: f64,
+    workers: u32,
+    instances: u32,
+    store: String,
+    algorithm: String,
+    limiter: bool,
+}
+
+pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
+    let method = Method::parse(&args.method).with_context(|| {
+        format!(
+            "--method {:?}: expected GET, POST, PUT, PATCH or DELETE",
+            args.method
+        )
+    })?;
+    let algorithm: Algorithm = match args.algorithm.as_str() {
+        "gcra" => Algorithm::Gcra,
+        "fixed-window" | "fixed_window" => Algorithm::FixedWindow,
+        other => bail!("--algorithm {other:?}: expected gcra or fixed-window"),
+    };
+    if !args.target.starts_with("http://") && !args.target.starts_with("https://") {
+        bail!(
+            "--target {:?}: expected an http:// or https:// URL",
+            args.target
+        );
+    }
+    if !args.path.starts_with('/') {
+        bail!("--path {:?}: expected a path starting with /", args.path);
+    }
+    let overrides = match &args.overrides {
+        Some(p) => Overrides::from_toml(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?,
+        None => Overrides::default(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let summary = rt.block_on(load(args, method, algorithm, &overrides))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        println!(
+            "sent {} · ok {} · rejected by the server {} · refused locally {} · other errors {}\n\
+             achieved {:.2} req/s of {:.2} allowed: utilization {:.3} · local wait p50 {:.1} ms, p99 {:.1} ms",
+            summary.sent,
+            summary.ok,
+            summary.rejected,
+            summary.local_refusals,
+            summary.other_errors,
+            summary.achieved_rps,
+            summary.allowed_rps,
+            summary.utilization,
+            summary.wait_p50_ms,
+            summary.wait_p99_ms
+        );
+    }
+    Ok(())
+}
+
+fn base_for(target: &str, service: ServiceId) -> String {
+    let t = target.trim_end_matches('/');
+    let prefix = format!("/{}", service.as_str());
+    if t.ends_with(&prefix) {
+        t.to_owned()
+    } else {
+        format!("{t}{prefix}")
+    }
+}
+
+fn credential_headers(service: ServiceId, key: &str) -> Vec<(&'static str, String)> {
+    let mut h = vec![
+        ("X-Mock-Key", key.to_owned()),
+        ("X-Mock-Delay", "0".to_owned()),
+    ];
+    match service {
+        ServiceId::Wb => h.push(("Authorization", key.to_owned())),
+        ServiceId::Ozon => {
+            h.push(("Client-Id", "1".to_owned()));
+            h.push(("Api-Key", key.to_owned()));
+        }
+        ServiceId::Apify => h.push(("Authorization", format!("Bearer {key}"))),
+        _ => {}
+    }
+    h
+}
+
+async fn load(
+    args: &LoadArgs,
+    method: Method,
+    algorithm: Algorithm,
+    overrides: &Overrides,
+) -> anyhow::Result<Summary> {
+    let base = base_for(&args.target, args.service);
+    let mut config = ClientConfig::default();
+    config.attempts = args.attempts.max(1);
+    let shared_redis = match args.store.as_str() {
+        "memory" => None,
+        url => Some(Store::from(RedisStore::new(RedisConfig::from_url(url)?)?)),
+    };
+    let mut clients = Vec::new();
+    for _ in 0..args.instances {
+        let store = shared_redis
+            .clone()
+            .unwrap_or_else(|| Store::from(MemoryStore::new()));
+        let mut b = Client::builder()
+            .service(args.service)
+            .account(&args.account)
+            .base_url(&base)
+            .store(store)
+            .overrides(overrides.clone())
+            .algorithm(algorithm)
+            .config(config.clone());
+        for (k, v) in credential_headers(args.service, &args.key) {
+            b = b.header(k, v);
+        }
+        clients.push(b.build()?);
+    }
+    let quota = clients
+        .first()
+        .and_then(|c| c.quota_of(method, &args.path))
+        .context("no quota for this operation")?;
+    let raw = reqwest::Client::new();
+    let duration = Duration::from_secs(args.duration);
+    let start = Instant::now();
+    let end = start + duration;
+    let counts = Arc::new(Counts::default());
+    let mut tasks = Vec::new();
+    for w in 0..args.workers {
+        let client = clients
+            .get(w as usize % clients.len())
+            .cloned()
+            .context("no client")?;
+        let (raw, counts, url, path) = (
+            raw.clone(),
+            Arc::clone(&counts),
+            format!("{base}{}", args.path),
+            args.path.clone(),
+        );
+        let headers = credential_headers(args.service, &args.key);
+        let no_limiter = args.no_limiter;
+        tasks.push(tokio::spawn(async move {
+            let mut waits = Vec::new();
+            while Instant::now() < end {
+                if no_limiter {
+                    let mut r = raw.request(reqwest_method(method), &url);
+                    for (k, v) in &headers {
+                        r = r.header(*k, v);
+                    }
+                    counts.sent.fetch_add(1, Ordering::Relaxed);
+                    match r.send().await.map(|r| r.status().as_u16()) {
+                        Ok(s) if s < 400 => counts.ok.fetch_add(1, Ordering::Relaxed),
+                        Ok(429 | 503) => counts.rejected.fetch_add(1, Ordering::Relaxed),
+                        _ => counts.other.fetch_add(1, Ordering::Relaxed),
+                    };
+                    continue;
+                }
+                match client.request(method, &path).deadline(end).send().await {
+                    Ok(r) => {
+                        counts.ok.fetch_add(1, Ordering::Relaxed);
+                        waits.push(r.waited);
+                    }
+                    Err(ClientError::RateLimited {
+                        refused_by: RefusedBy::Local,
+                        retry_after,
+                    }) => {
+                        // The next slot is past the end of the run (or the ceiling): this worker is done.
+                        if Instant::now() + retry_after >= end {
+                            break;
+                        }
+                        tokio::time::sleep(retry_after).await;
+                    }
+                    Err(ClientError::RateLimited { .. }) => {}
+                    Err(_) => {
+                        counts.other.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            waits
+        }));
+    }
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let counts = Arc::clone(&counts);
+        tokio::spawn(async move {
+            while Instant::now() < end {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let done = start.elapsed().as_secs_f64() / duration.as_secs_f64();
+                let bar = "#".repeat((done.min(1.0) * 30.0) as usize);
+                eprint!(
+                    "\r[{bar:<30}] {:>3.0}%  ok {}",
+                    done.min(1.0) * 100.0,
+                    counts.ok.load(Ordering::Relaxed)
+                );
+            }
+            eprintln!();
+        })
+    });
+    let mut waits = Vec::new();
+    for t in tasks {
+        waits.extend(t.await?);
+    }
+    if let Some(p) = progress {
+        p.abort();
+    }
+    let elapsed = start.elapsed().as_secs_f64().max(duration.as_secs_f64());
+    let stats: Vec<_> = clients.iter().map(Client::stats).collect();
+    let sum = |f: fn(&apistend_client::Stats) -> u64| stats.iter().map(f).sum::<u64>();
+    let ok = counts.ok.load(Ordering::Relaxed);
+    waits.sort_unstable();
+    let pct = |p: f64| {
+        waits
+            .get(((waits.len() as f64 * p) as usize).min(waits.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    // What GCRA admits in the run: the burst, then one token per interval.
+    let allowed = (f64::from(quota.burst()) + elapsed / quota.interval().as_secs_f64()) / elapsed;
+    let achieved = ok as f64 / elapsed;
+    Ok(Summary {
+        sent: if args.no_limiter {
+            counts.sent.load(Ordering::Relaxed)
+        } else {
+            sum(|s| s.attempts)
+        },
+        ok,
+        rejected: if args.no_limiter {
+            counts.rejected.load(Ordering::Relaxed)
+        } else {
+            sum(|s| s.server_rate_limits)
+        },
+        local_refusals: sum(|s| s.local_refusals),
+        other_errors: counts.other.load(Ordering::Relaxed),
+        duration_s: elapsed,
+        achieved_rps: achieved,
+        allowed_rps: allowed,
+        utilization: achieved / allowed,
+        wait_p50_ms: pct(0.5),
+        wait_p99_ms: pct(0.99),
+        workers: args.workers,
+        instances: args.instances,
+        store: if args.store == "memory" {
+            "memory".into()
+        } else {
+            "redis".into()
+        },
+        algorithm: algorithm.as_str().into(),
+        limiter: !args.no_limiter,
+    })
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    sent: AtomicU64,
+    ok: AtomicU64,
+    rejected: AtomicU64,
+    other: AtomicU64,
+}
+
+fn reqwest_method(m: Method) -> reqwest::Method {
+    reqwest::Method::from_bytes(m.as_str().as_bytes()).unwrap_or(reqwest::Method::GET)
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Regenerates every figure and plot of BENCHMARKS.md's "Evidence" part: the limit-utilization
+# experiments of `apistend load` against a sandbox, and the sandbox's throughput against Prism
+# (an OpenAPI mock server installed from npm) on the same WB spec. Loopback only; every run is
+# bounded in time. Takes about 4 minutes on 2 cores.
+#
+#   scripts/bench.sh [SHARED_DIR]      (default ../shared, for the WB specs)
+#
+# Needs: cargo, python3, redis-server, wrk (apt-get install -y wrk), node + npm for Prism.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${1:-../shared}
+OUT=target/bench-evidence
+PLOTS=docs/plots
+DUR=${BENCH_DURATION:-10}
+mkdir -p "$OUT" "$PLOTS"
+cargo build --release -q -p apistend
+BIN=target/release/apistend
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; return 1; }
+
+# The WB Content group: 5 requests at once, one back every 100 ms (10/s), in the sandbox and in
+# the client's model alike. A stricter sandbox: 2 at once, one every 200 ms.
+GROUP='[wb.groups."content-api.kontent"]'
+printf '%s\nburst = 5\ninterval_ms = 100\n' "$GROUP" > "$OUT/quota.toml"
+printf '%s\nburst = 2\ninterval_ms = 200\n' "$GROUP" > "$OUT/strict.toml"
+printf '%s\nburst = 1000000\nper_second = 1000000\n' "$GROUP" > "$OUT/unlimited.toml"
+
+serve() { # port overrides [extra…]
+  local port=$1 overrides=$2; shift 2
+  "$BIN" serve --addr "127.0.0.1:$port" --data "$OUT/data-$port" --demo-key bench --overrides "$overrides" "$@" > "$OUT/serve-$port.log" 2>&1 &
+  PIDS+=($!); wait_port "$port"
+}
+load() { # port key… extra args
+  local port=$1; shift
+  "$BIN" load --target "http://127.0.0.1:$port" --service wb --path /content/v2/object/all --key bench \
+    --duration "$DUR" --overrides "$OUT/quota.toml" --json "$@"
+}
+
+P1=$(free_port); serve "$P1" "$OUT/quota.toml"
+echo "1. utilization against worker count (GCRA, memory store)"
+: > "$OUT/workers.jsonl"
+for w in 1 2 4 8 16 32; do
+  load "$P1" --workers "$w" --account "w$w" | tee -a "$OUT/workers.jsonl"; sleep 1
+done
+
+echo "2. fixed window (the decision record's first design) against GCRA, 8 workers"
+: > "$OUT/algorithms.jsonl"
+for a in gcra fixed-window; do load "$P1" --workers 8 --algorithm "$a" --account "a-$a" | tee -a "$OUT/algorithms.jsonl"; sleep 1; done
+load "$P1" --workers 8 --no-limiter --account raw | tee -a "$OUT/algorithms.jsonl"; sleep 1
+
+echo "3. four instances: separate in-memory limiters against one shared Redis"
+RP=$(free_port)
+redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
+PIDS+=($!); wait_port "$RP"
+: > "$OUT/instances.jsonl"
+load "$P1" --workers 8 --instances 4 --store memory --account i-mem | tee -a "$OUT/instances.jsonl"; sleep 1
+load "$P1" --workers 8 --instances 4 --store "redis://127.0.0.1:$RP" --account i-redis | tee -a "$OUT/instances.jsonl"; sleep 1
+
+echo "4. a sandbox stricter than the client's model"
+P2=$(free_port); serve "$P2" "$OUT/strict.toml"
+: > "$OUT/strict.jsonl"
+load "$P2" --workers 8 --account strict | tee -a "$OUT/strict.jsonl"
+
+echo "5. throughput: the sandbox against Prism on the same WB spec (02-products.yaml)"
+P3=$(free_port); serve "$P3" "$OUT/unlimited.toml" --wb-openapi "$SHARED/wb-openapi"
+PRISM="$OUT/prism/node_modules/.bin/prism"
+if [ ! -x "$PRISM" ]; then npm install --silent --prefix "$OUT/prism" @stoplight/prism-cli@5 > "$OUT/npm.log" 2>&1 || true; fi
+: > "$OUT/throughput.txt"
+run_wrk() { taskset -c 1 wrk -t1 -c32 -d5s -H 'Authorization: bench' -H 'X-Mock-Delay: 0' "$1" | awk '/Requests\/sec/ {print $2}'; }
+echo "sandbox $(run_wrk "http://127.0.0.1:$P3/wb/content/v2/object/all")" | tee -a "$OUT/throughput.txt"
+if [ -x "$PRISM" ]; then
+  PP=$(free_port)
+  "$PRISM" mock -p "$PP" -h 127.0.0.1 "$SHARED/wb-openapi/02-products.yaml" > "$OUT/prism.log" 2>&1 &
+  PIDS+=($!); wait_port "$PP"; sleep 1
+  echo "prism $(run_wrk "http://127.0.0.1:$PP/content/v2/object/all")" | tee -a "$OUT/throughput.txt"
+else
+  echo "prism unavailable (npm install failed: see $OUT/npm.log)" | tee -a "$OUT/throughput.txt"
+fi
+
+echo "6. plots"
+python3 - "$OUT" "$PLOTS" <<'PY'
+import json, sys
+out, plots = sys.argv[1], sys.argv[2]
+rows = lambda f: [json.loads(l) for l in open(f"{out}/{f}") if l.strip()]
+w = rows("workers.jsonl")
+json.dump({"title": "GCRA client, memory store: utilization by workers", "x_label": "workers", "y_label": "achieved / allowed",
+           "kind": "line", "y_max": 1.1, "series": [
+               {"name": "utilization", "points": [[r["workers"], r["utilization"]] for r in w]},
+               {"name": "429s per 100 ok", "points": [[r["workers"], 100 * r["rejected"] / max(r["ok"], 1)] for r in w]}]},
+          open(f"{out}/workers.chart.json", "w"))
+a = rows("algorithms.jsonl")
+names = ["GCRA", "fixed window", "no limiter"]
+json.dump({"title": "Server rejections (429) in one run, 8 workers", "x_label": "client", "y_label": "count",
+           "kind": "bar", "labels": names, "series": [
+               {"name": "429s", "points": [[i, r["rejected"]] for i, r in enumerate(a)]},
+               {"name": "ok", "points": [[i, r["ok"]] for i, r in enumerate(a)]}]},
+          open(f"{out}/algorithms.chart.json", "w"))
+i = rows("instances.jsonl") + rows("strict.jsonl")
+json.dump({"title": "Four instances; a stricter sandbox", "x_label": "setup", "y_label": "utilization / 429s per 100 ok",
+           "kind": "bar", "labels": ["4 x memory", "4 x Redis", "stricter sandbox"], "series": [
+               {"name": "utilization", "points": [[k, r["utilization"]] for k, r in enumerate(i)]},
+               {"name": "429s per 100 ok", "points": [[k, 100 * r["rejected"] / max(r["ok"], 1)] for k, r in enumerate(i)]}]},
+          open(f"{out}/instances.chart.json", "w"))
+t = [l.split() for l in open(f"{out}/throughput.txt") if len(l.split()) == 2]
+try:
+    json.dump({"title": "Requests per second on one WB operation (wrk -c32)", "x_label": "server", "y_label": "req/s",
+               "kind": "bar", "labels": [n for n, _ in t], "series": [{"name": "req/s", "points": [[k, float(v)] for k, (_, v) in enumerate(t)]}]},
+              open(f"{out}/throughput.chart.json", "w"))
+except ValueError:
+    pass
+PY
+for c in workers algorithms instances throughput; do
+  [ -f "$OUT/$c.chart.json" ] && "$BIN" plot --input "$OUT/$c.chart.json" --output "$PLOTS/$c.svg"
+done
+echo "results in $OUT, plots in $PLOTS"
