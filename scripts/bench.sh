@@ -23,11 +23,11 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; return 1; }
 
-# The WB Content group: 5 requests at once, one back every 100 ms (10/s), in the sandbox and in
-# the client's model alike. A stricter sandbox: 2 at once, one every 200 ms.
+# The WB Content group: 5 requests at once, one back every 200 ms (5/s), in the sandbox and in
+# the client's model alike. A stricter sandbox: 2 at once, one every 400 ms.
 GROUP='[wb.groups."content-api.kontent"]'
-printf '%s\nburst = 5\ninterval_ms = 100\n' "$GROUP" > "$OUT/quota.toml"
-printf '%s\nburst = 2\ninterval_ms = 200\n' "$GROUP" > "$OUT/strict.toml"
+printf '%s\nburst = 5\ninterval_ms = 200\n' "$GROUP" > "$OUT/quota.toml"
+printf '%s\nburst = 2\ninterval_ms = 400\n' "$GROUP" > "$OUT/strict.toml"
 printf '%s\nburst = 1000000\nper_second = 1000000\n' "$GROUP" > "$OUT/unlimited.toml"
 
 serve() { # port overrides [extra…]
