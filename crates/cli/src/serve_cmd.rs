@@ -30,6 +30,9 @@ pub(crate) struct ServeArgs {
     /// A TOML file of catalog overrides.
     #[arg(long, env = "APISTEND_OVERRIDES")]
     overrides: Option<PathBuf>,
+    /// The management API's token (generated and kept in the data file when absent).
+    #[arg(long, env = "APISTEND_ADMIN_TOKEN")]
+    admin_token: Option<String>,
     /// Longest X-Mock-Delay accepted, in milliseconds.
     #[arg(long, default_value_t = 60_000)]
     max_delay_ms: u64,
@@ -51,6 +54,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.redis = args.redis;
     config.max_delay_ms = args.max_delay_ms;
     config.max_timeout_ms = args.max_timeout_ms;
+    config.admin_token = args.admin_token;
     if let Some(path) = &args.overrides {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -73,6 +77,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             let _ = writeln!(out, "WB operations answered from specs: {}", sandbox.spec_operations());
         }
         let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
+        let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer {})", sandbox.admin_token());
         let _ = writeln!(
             out,
             "try:  curl -i -X POST http://{addr}/b24/rest/crm.deal.fields.json -H 'X-Mock-Key: {}' -H 'X-Mock-Delay: 0'",

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use apistend_catalog::{BucketScope, LimitGroup, Resolved, short_host};
-use apistend_limiter::{Decision, LimiterError, Store, bucket_key};
+use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
 
-use crate::tenants::Principal;
+use crate::tenants::{Principal, Tenants};
 
 /// Whose buckets: the tenant part of every bucket key of a request.
 #[derive(Debug, Clone)]
@@ -15,18 +15,22 @@ pub(crate) struct Owner {
     pub(crate) key: String,
     /// A Bitrix24 local application.
     pub(crate) app: Option<String>,
+    /// The sandbox, when the credential belongs to one (its own limits apply).
+    pub(crate) sandbox: Option<String>,
 }
 
 impl Owner {
     pub(crate) fn new(principal: Option<&Principal>, presented: Option<&str>) -> Self {
         match principal {
-            Some(Principal::Key { key }) => Owner {
+            Some(Principal::Key { key, sandbox }) => Owner {
                 key: key.to_string(),
                 app: None,
+                sandbox: Some(sandbox.to_string()),
             },
-            Some(Principal::App { app }) => Owner {
+            Some(Principal::App { app, sandbox }) => Owner {
                 key: format!("app:{app}"),
                 app: Some(app.to_string()),
+                sandbox: Some(sandbox.to_string()),
             },
             None => {
                 // Bounded, so that a flood of long garbage credentials cannot grow keys.
@@ -34,6 +38,7 @@ impl Owner {
                 Owner {
                     key: format!("unknown:{p}"),
                     app: None,
+                    sandbox: None,
                 }
             }
         }
@@ -56,6 +61,15 @@ pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, host: Option
     }
 }
 
+/// The quota of `group` for `owner`: its sandbox's own, or the catalog's.
+pub(crate) fn quota(tenants: &Tenants, service: &str, group: &LimitGroup, owner: &Owner) -> Quota {
+    owner
+        .sandbox
+        .as_deref()
+        .and_then(|s| tenants.quota(s, service, &group.id))
+        .unwrap_or(group.quota)
+}
+
 /// The outcome of drawing one token from every group.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Charge {
@@ -68,34 +82,35 @@ pub(crate) struct Charge {
 /// Takes one token from each group; if one refuses, gives back the others and reports it.
 pub(crate) async fn take(
     store: &Store,
+    tenants: &Tenants,
     resolved: &Resolved<'_>,
     owner: &Owner,
     host: Option<&str>,
 ) -> Result<Charge, LimiterError> {
     let svc = resolved.service;
-    let mut taken: Vec<(String, &LimitGroup)> = Vec::with_capacity(resolved.groups.len());
+    let sid = svc.id.as_str();
+    let mut taken: Vec<(String, Quota)> = Vec::with_capacity(resolved.groups.len());
     let mut first: Option<Charge> = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let k = key(svc.id.as_str(), group, owner, host);
-        let d = store.acquire(&k, &group.quota, 1).await?;
+        let k = key(sid, group, owner, host);
+        let q = quota(tenants, sid, group, owner);
+        let d = store.acquire(&k, &q, 1).await?;
         if !d.allowed {
-            for (k, g) in &taken {
-                store.refund(k, &g.quota, 1).await?;
+            for (k, q) in &taken {
+                store.refund(k, q, 1).await?;
             }
             return Ok(Charge {
                 decision: d,
-                interval: group.quota.interval(),
+                interval: q.interval(),
             });
         }
         first.get_or_insert(Charge {
             decision: d,
-            interval: group.quota.interval(),
+            interval: q.interval(),
         });
-        taken.push((k, group));
+        taken.push((k, q));
     }
-    first.ok_or_else(|| {
-        LimiterError::Config(format!("{} has no limit group for this request", svc.id))
-    })
+    first.ok_or_else(|| LimiterError::Config(format!("{sid} has no limit group for this request")))
 }
 
 /// Charges `extra` more tokens to every group (a WB 409 costs 10 in all): taken when they are
@@ -103,27 +118,29 @@ pub(crate) async fn take(
 /// group's bucket afterwards.
 pub(crate) async fn charge_extra(
     store: &Store,
+    tenants: &Tenants,
     resolved: &Resolved<'_>,
     owner: &Owner,
     host: Option<&str>,
     extra: u32,
 ) -> Result<Option<Decision>, LimiterError> {
     let svc = resolved.service;
+    let sid = svc.id.as_str();
     let mut first = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let k = key(svc.id.as_str(), group, owner, host);
-        let q = &group.quota;
-        let taken = extra <= q.burst() && store.acquire(&k, q, extra).await?.allowed;
+        let k = key(sid, group, owner, host);
+        let q = quota(tenants, sid, group, owner);
+        let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
         if !taken {
             // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.
-            let now_to_tat = store.peek(&k, q).await?.reset_after;
+            let now_to_tat = store.peek(&k, &q).await?.reset_after;
             let target = now_to_tat + q.interval() * extra;
             let floor = q.interval() * (q.burst() - 1);
             if target > floor {
-                store.penalize(&k, q, target - floor).await?;
+                store.penalize(&k, &q, target - floor).await?;
             }
         }
-        let after = store.peek(&k, q).await?;
+        let after = store.peek(&k, &q).await?;
         first.get_or_insert(after);
     }
     Ok(first)

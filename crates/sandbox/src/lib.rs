@@ -10,6 +10,7 @@
 //! # Ok(()) }
 //! ```
 
+mod admin;
 mod buckets;
 mod call;
 mod clock;
@@ -56,6 +57,9 @@ pub struct SandboxConfig {
     pub max_timeout_ms: u64,
     /// Largest request body accepted (413 beyond).
     pub max_body_bytes: usize,
+    /// The management API's token; generated on first start (and kept in the data file) when
+    /// absent.
+    pub admin_token: Option<String>,
 }
 
 impl SandboxConfig {
@@ -70,7 +74,15 @@ impl SandboxConfig {
             max_delay_ms: 60_000,
             max_timeout_ms: 30_000,
             max_body_bytes: 1 << 20,
+            admin_token: None,
         }
+    }
+
+    /// Sets the management API's token.
+    #[must_use]
+    pub fn with_admin_token(mut self, token: impl Into<String>) -> Self {
+        self.admin_token = Some(token.into());
+        self
     }
 
     /// Sets the demo key.
@@ -123,6 +135,8 @@ pub(crate) struct AppState {
     pub(crate) specs: Option<WbSpecs>,
     pub(crate) operating: Option<operating::Operating>,
     pub(crate) limits: Limits,
+    pub(crate) admin_token: String,
+    pub(crate) admin_limiter: MemoryStore,
 }
 
 impl AppState {
@@ -184,6 +198,7 @@ impl Sandbox {
                 .unwrap_or_else(new_key),
         };
         let record = tenants.ensure_key("demo", &key)?;
+        let admin_token = tenants.admin_token(config.admin_token.as_deref())?;
         let app_token = record
             .b24_apps
             .first()
@@ -204,6 +219,8 @@ impl Sandbox {
                 max_timeout_ms: config.max_timeout_ms,
                 max_body_bytes: config.max_body_bytes,
             },
+            admin_token,
+            admin_limiter: MemoryStore::new(),
         };
         Ok(Self {
             state: Arc::new(state),
@@ -220,6 +237,11 @@ impl Sandbox {
         &self.demo
     }
 
+    /// The management API's token (`Authorization: Bearer TOKEN` on `/api/v1/…`).
+    pub fn admin_token(&self) -> &str {
+        &self.state.admin_token
+    }
+
     /// Number of WB operations answered from specs (0 without `--wb-openapi`).
     pub fn spec_operations(&self) -> usize {
         self.state.specs.as_ref().map_or(0, WbSpecs::len)
@@ -228,6 +250,7 @@ impl Sandbox {
     /// The HTTP router.
     pub fn router(&self) -> Router {
         Router::new()
+            .merge(admin::router(&self.state))
             .fallback(dispatch)
             .with_state(Arc::clone(&self.state))
     }
@@ -251,6 +274,39 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
     let path = req.uri().path().to_owned();
     if path == "/healthz" {
         return Response::new(Body::from("ok"));
+    }
+    if path == "/readyz" {
+        let ready = match &state.store {
+            Store::Redis(r) => r.ping().await.is_ok(),
+            _ => true,
+        };
+        let mut r = Response::new(Body::from(if ready {
+            "ready"
+        } else {
+            "not ready: the Redis store does not answer"
+        }));
+        if !ready {
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        }
+        return r;
+    }
+    if path == "/api/v1" || path.starts_with("/api/v1/") {
+        return if admin::authorized(&state, req.headers()) {
+            admin::problem(
+                StatusCode::NOT_FOUND,
+                "Not Found",
+                &format!(
+                    "no management route {} {path}; see /api/v1/openapi.json",
+                    req.method()
+                ),
+            )
+        } else {
+            admin::problem(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized",
+                "send the admin token as `Authorization: Bearer TOKEN`",
+            )
+        };
     }
     match pipeline::route(&path) {
         Some((id, rest)) => {

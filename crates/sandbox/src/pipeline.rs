@@ -165,7 +165,7 @@ pub(crate) async fn handle(
     let host = call.host.as_deref();
 
     // Limit first: every request spends a token, whatever follows.
-    let charge = match buckets::take(&state.store, &resolved, &owner, host).await {
+    let charge = match buckets::take(&state.store, &state.tenants, &resolved, &owner, host).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "rate-limit store failed");
@@ -267,7 +267,16 @@ pub(crate) async fn handle(
     // Cost after the answer: a WB 409 counts as 10 (or 33).
     let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
     if cost > 1 {
-        match buckets::charge_extra(&state.store, &resolved, &owner, host, cost - 1).await {
+        match buckets::charge_extra(
+            &state.store,
+            &state.tenants,
+            &resolved,
+            &owner,
+            host,
+            cost - 1,
+        )
+        .await
+        {
             Ok(Some(after)) => decision = after,
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "could not charge the extra cost"),

@@ -1,10 +1,14 @@
-//! Sandboxes, their keys and Bitrix24 local applications, kept in an embedded JSON file under the
-//! data directory (written atomically: a temporary file, then a rename).
+//! Sandboxes, their keys, Bitrix24 local applications and per-sandbox limits, kept in an
+//! embedded JSON file under the data directory (written atomically: a temporary file, then a
+//! rename). Every change is written before it is answered, so a restart keeps it; a revoked key
+//! stops working at once.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
 
+use apistend_limiter::{Algorithm, Quota};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SandboxError;
@@ -12,7 +16,7 @@ use crate::error::SandboxError;
 /// The name of the data file inside `--data DIR`.
 pub const DATA_FILE: &str = "apistend-data.json";
 
-/// One sandbox: an isolated set of keys and buckets.
+/// One sandbox: an isolated set of keys, buckets and limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SandboxRecord {
@@ -25,6 +29,9 @@ pub struct SandboxRecord {
     /// Bitrix24 local applications: each has a bucket of its own.
     #[serde(default)]
     pub b24_apps: Vec<AppRecord>,
+    /// Limit groups whose quota this sandbox changes.
+    #[serde(default)]
+    pub limits: Vec<LimitRecord>,
     /// RFC 3339 creation time.
     pub created_at: String,
 }
@@ -39,9 +46,27 @@ pub struct AppRecord {
     pub token: String,
 }
 
+/// A sandbox's own quota for one limit group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LimitRecord {
+    /// Service id.
+    pub service: String,
+    /// Group id.
+    pub group: String,
+    /// Bucket capacity.
+    pub burst: u32,
+    /// One token back every this many microseconds.
+    pub interval_us: u64,
+    /// `gcra` or `fixed_window`.
+    pub algorithm: String,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct DataFile {
     version: u32,
+    #[serde(default)]
+    admin_token: Option<String>,
     sandboxes: Vec<SandboxRecord>,
 }
 
@@ -49,25 +74,29 @@ struct DataFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Principal {
     /// A sandbox key.
-    Key { key: Arc<str> },
+    Key { sandbox: Arc<str>, key: Arc<str> },
     /// A Bitrix24 local application.
-    App { app: Arc<str> },
+    App { sandbox: Arc<str>, app: Arc<str> },
 }
 
 #[derive(Default)]
 struct Index {
-    sandboxes: Vec<SandboxRecord>,
+    data: DataFile,
     by_credential: HashMap<String, Principal>,
+    quotas: HashMap<(String, String, String), Quota>,
 }
 
 impl Index {
-    fn rebuild(sandboxes: Vec<SandboxRecord>) -> Self {
+    fn rebuild(data: DataFile) -> Self {
         let mut by_credential = HashMap::new();
-        for s in &sandboxes {
+        let mut quotas = HashMap::new();
+        for s in &data.sandboxes {
+            let sandbox: Arc<str> = s.id.as_str().into();
             for k in &s.keys {
                 by_credential.insert(
                     k.clone(),
                     Principal::Key {
+                        sandbox: Arc::clone(&sandbox),
                         key: k.as_str().into(),
                     },
                 );
@@ -76,14 +105,25 @@ impl Index {
                 by_credential.insert(
                     a.token.clone(),
                     Principal::App {
+                        sandbox: Arc::clone(&sandbox),
                         app: a.id.as_str().into(),
                     },
                 );
             }
+            for l in &s.limits {
+                let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
+                if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
+                    quotas.insert(
+                        (s.id.clone(), l.service.clone(), l.group.clone()),
+                        q.with_algorithm(algorithm),
+                    );
+                }
+            }
         }
         Self {
-            sandboxes,
+            data,
             by_credential,
+            quotas,
         }
     }
 }
@@ -128,7 +168,7 @@ impl Tenants {
             }
         };
         Ok(Self {
-            index: Arc::new(RwLock::new(Index::rebuild(data.sandboxes))),
+            index: Arc::new(RwLock::new(Index::rebuild(data))),
             file: Some(file),
         })
     }
@@ -150,50 +190,101 @@ impl Tenants {
             .cloned()
     }
 
+    /// The sandbox's own quota of `service`'s `group`, if it set one.
+    pub(crate) fn quota(&self, sandbox: &str, service: &str, group: &str) -> Option<Quota> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        if index.quotas.is_empty() {
+            return None;
+        }
+        index
+            .quotas
+            .get(&(sandbox.to_owned(), service.to_owned(), group.to_owned()))
+            .copied()
+    }
+
     /// All sandboxes.
     pub fn list(&self) -> Vec<SandboxRecord> {
         self.index
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .data
             .sandboxes
             .clone()
+    }
+
+    /// One sandbox.
+    pub fn get(&self, id: &str) -> Option<SandboxRecord> {
+        self.index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .data
+            .sandboxes
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+    }
+
+    /// The admin token, generated (and kept) on first use when none is configured.
+    ///
+    /// # Errors
+    /// [`SandboxError::Data`] when the data file cannot be written.
+    pub fn admin_token(&self, configured: Option<&str>) -> Result<String, SandboxError> {
+        self.change(|data| {
+            let token = match configured {
+                Some(t) => t.to_owned(),
+                None => data.admin_token.clone().unwrap_or_else(|| {
+                    format!("adm_{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+                }),
+            };
+            data.admin_token = Some(token.clone());
+            Ok(token)
+        })
     }
 
     /// Makes sure a sandbox named `name` holds `key` (and a Bitrix24 local app whose token is
     /// `key-app`), creating what is missing; returns the sandbox.
     ///
     /// # Errors
-    /// [`SandboxError::Data`] when the data file cannot be written.
+    /// [`SandboxError::Config`] for an unusable key; [`SandboxError::Data`] when the data file
+    /// cannot be written.
     pub fn ensure_key(&self, name: &str, key: &str) -> Result<SandboxRecord, SandboxError> {
         check_key(key)?;
-        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-        let mut sandboxes = std::mem::take(&mut index.sandboxes);
-        let pos = match sandboxes
-            .iter()
-            .position(|s| s.keys.iter().any(|k| k == key))
-        {
-            Some(i) => i,
-            None => {
-                sandboxes.push(SandboxRecord {
-                    id: new_id("sbx"),
-                    name: name.to_owned(),
-                    keys: vec![key.to_owned()],
-                    b24_apps: vec![AppRecord {
-                        id: new_id("app"),
-                        token: format!("{key}-app"),
-                    }],
-                    created_at: crate::clock::rfc3339(crate::clock::unix_now()),
-                });
-                sandboxes.len() - 1
+        self.change(|data| {
+            if let Some(s) = data
+                .sandboxes
+                .iter()
+                .find(|s| s.keys.iter().any(|k| k == key))
+            {
+                return Ok(s.clone());
             }
-        };
-        let record = sandboxes
-            .get(pos)
-            .cloned()
-            .ok_or_else(|| SandboxError::Data("sandbox vanished".into()))?;
-        *index = Index::rebuild(sandboxes);
-        self.persist(&index)?;
-        Ok(record)
+            let record = new_record(name, key);
+            data.sandboxes.push(record.clone());
+            Ok(record)
+        })
+    }
+
+    /// A new sandbox with a first key.
+    ///
+    /// # Errors
+    /// [`SandboxError::Data`] when the data file cannot be written.
+    pub fn create(&self, name: &str) -> Result<SandboxRecord, SandboxError> {
+        let record = new_record(name, &new_key());
+        self.change(|data| {
+            data.sandboxes.push(record.clone());
+            Ok(record)
+        })
+    }
+
+    /// Deletes a sandbox; `false` when there was none.
+    ///
+    /// # Errors
+    /// [`SandboxError::Data`] when the data file cannot be written.
+    pub fn delete(&self, id: &str) -> Result<bool, SandboxError> {
+        self.change(|data| {
+            let before = data.sandboxes.len();
+            data.sandboxes.retain(|s| s.id != id);
+            Ok(data.sandboxes.len() != before)
+        })
     }
 
     /// Adds `key` to the sandbox `id`.
@@ -203,37 +294,110 @@ impl Tenants {
     /// [`SandboxError::Data`] when the data file cannot be written.
     pub fn add_key(&self, id: &str, key: &str) -> Result<(), SandboxError> {
         check_key(key)?;
-        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-        if index.by_credential.contains_key(key) {
+        let taken = self.lookup(key).is_some();
+        if taken {
             return Err(SandboxError::Config(format!("key {key:?} is taken")));
         }
-        let mut sandboxes = std::mem::take(&mut index.sandboxes);
-        let found = sandboxes
-            .iter_mut()
-            .find(|s| s.id == id)
-            .map(|s| s.keys.push(key.to_owned()))
-            .is_some();
-        *index = Index::rebuild(sandboxes);
-        if !found {
-            return Err(SandboxError::Config(format!("no sandbox {id:?}")));
-        }
-        self.persist(&index)
+        self.change(|data| {
+            let s = data
+                .sandboxes
+                .iter_mut()
+                .find(|s| s.id == id)
+                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            s.keys.push(key.to_owned());
+            Ok(())
+        })
     }
 
-    fn persist(&self, index: &Index) -> Result<(), SandboxError> {
+    /// Revokes `key` of the sandbox `id`; `false` when the sandbox has no such key.
+    ///
+    /// # Errors
+    /// [`SandboxError::Data`] when the data file cannot be written.
+    pub fn revoke_key(&self, id: &str, key: &str) -> Result<bool, SandboxError> {
+        self.change(|data| {
+            let Some(s) = data.sandboxes.iter_mut().find(|s| s.id == id) else {
+                return Ok(false);
+            };
+            let before = s.keys.len();
+            s.keys.retain(|k| k != key);
+            Ok(s.keys.len() != before)
+        })
+    }
+
+    /// Sets the sandbox's own quota of a group.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for an unknown sandbox; [`SandboxError::Data`] when the data file
+    /// cannot be written.
+    pub fn set_limit(
+        &self,
+        id: &str,
+        service: &str,
+        group: &str,
+        quota: Quota,
+    ) -> Result<(), SandboxError> {
+        self.change(|data| {
+            let s = data
+                .sandboxes
+                .iter_mut()
+                .find(|s| s.id == id)
+                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            s.limits
+                .retain(|l| !(l.service == service && l.group == group));
+            s.limits.push(LimitRecord {
+                service: service.to_owned(),
+                group: group.to_owned(),
+                burst: quota.burst(),
+                interval_us: quota.interval_micros(),
+                algorithm: quota.algorithm().as_str().to_owned(),
+            });
+            Ok(())
+        })
+    }
+
+    /// Applies `f` to the data, writes the file, then rebuilds the index.
+    fn change<T>(
+        &self,
+        f: impl FnOnce(&mut DataFile) -> Result<T, SandboxError>,
+    ) -> Result<T, SandboxError> {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        let mut data = std::mem::take(&mut index.data);
+        let result = f(&mut data);
+        data.version = 1;
+        let written = if result.is_ok() {
+            self.persist(&data)
+        } else {
+            Ok(())
+        };
+        *index = Index::rebuild(data);
+        written?;
+        result
+    }
+
+    fn persist(&self, data: &DataFile) -> Result<(), SandboxError> {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let data = DataFile {
-            version: 1,
-            sandboxes: index.sandboxes.clone(),
-        };
         let text =
-            serde_json::to_string_pretty(&data).map_err(|e| SandboxError::Data(e.to_string()))?;
+            serde_json::to_string_pretty(data).map_err(|e| SandboxError::Data(e.to_string()))?;
         let tmp = file.with_extension("json.tmp");
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, file))
             .map_err(|e| SandboxError::Data(format!("cannot write {}: {e}", file.display())))
+    }
+}
+
+fn new_record(name: &str, key: &str) -> SandboxRecord {
+    SandboxRecord {
+        id: new_id("sbx"),
+        name: name.to_owned(),
+        keys: vec![key.to_owned()],
+        b24_apps: vec![AppRecord {
+            id: new_id("app"),
+            token: format!("{key}-app"),
+        }],
+        limits: Vec::new(),
+        created_at: crate::clock::rfc3339(crate::clock::unix_now()),
     }
 }
 

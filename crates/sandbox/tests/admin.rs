@@ -1,0 +1,415 @@
+//! The management API: sandboxes, keys, per-sandbox limits and buckets; its token, its own rate
+//! limit, its problem+json errors; state that survives a restart; sandboxes that cannot touch
+//! each other; and an OpenAPI document that matches the routes.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+mod support;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "test-admin-token";
+
+struct Admin {
+    c: reqwest::Client,
+    base: String,
+}
+
+impl Admin {
+    fn new(base: &str) -> Self {
+        Self {
+            c: support::client(),
+            base: base.to_owned(),
+        }
+    }
+
+    async fn call(&self, m: Method, path: &str, body: Option<Value>) -> reqwest::Response {
+        let mut r = self
+            .c
+            .request(m, format!("{}{path}", self.base))
+            .bearer_auth(TOKEN);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        r.send().await.unwrap()
+    }
+
+    async fn create(&self) -> (String, String) {
+        let r = self
+            .call(
+                Method::POST,
+                "/api/v1/sandboxes",
+                Some(json!({"name": "t"})),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        let v: Value = r.json().await.unwrap();
+        (
+            v["id"].as_str().unwrap().to_owned(),
+            v["keys"][0].as_str().unwrap().to_owned(),
+        )
+    }
+
+    async fn ozon(&self, key: &str) -> StatusCode {
+        self.c
+            .post(format!("{}/ozon/v3/product/list", self.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", key)
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap()
+            .status()
+    }
+}
+
+#[tokio::test]
+async fn the_token_guards_everything_and_errors_are_problem_json() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let c = support::client();
+    for (token, path) in [
+        (None, "/api/v1/sandboxes"),
+        (Some("wrong"), "/api/v1/sandboxes"),
+        (None, "/api/v1/nothing"),
+    ] {
+        let mut r = c.get(format!("{}{path}", s.base));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{token:?} {path}");
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["status"], 401);
+    }
+    let a = Admin::new(&s.base);
+    let r = a.call(Method::GET, "/api/v1/nothing", None).await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let r = a
+        .call(Method::GET, "/api/v1/sandboxes/sbx_nope", None)
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = c
+        .post(format!("{}/api/v1/sandboxes", s.base))
+        .bearer_auth(TOKEN)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+}
+
+#[tokio::test]
+async fn keys_limits_and_buckets_of_a_sandbox() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (id, first) = a.create().await;
+    assert_eq!(a.ozon(&first).await, StatusCode::OK);
+    let r = a
+        .call(Method::POST, &format!("/api/v1/sandboxes/{id}/keys"), None)
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let second = r.json::<Value>().await.unwrap()["key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        a.ozon(&second).await,
+        StatusCode::OK,
+        "an issued key works at once"
+    );
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{id}/keys/{second}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        a.ozon(&second).await,
+        StatusCode::UNAUTHORIZED,
+        "a revoked key stops working at once"
+    );
+
+    // This sandbox's own quota: one Ozon request per minute.
+    let r = a
+        .call(
+            Method::PUT,
+            &format!("/api/v1/sandboxes/{id}/limits/ozon/client"),
+            Some(json!({"burst": 1, "interval_ms": 60000})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let reset = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{id}/buckets"),
+            None,
+        )
+        .await;
+    assert_eq!(reset.status(), StatusCode::NO_CONTENT);
+    assert_eq!(a.ozon(&first).await, StatusCode::OK);
+    assert_eq!(
+        a.ozon(&first).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "one token per minute now"
+    );
+    let r = a
+        .call(
+            Method::PUT,
+            &format!("/api/v1/sandboxes/{id}/limits/ozon/nope"),
+            Some(json!({"burst": 1})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = a
+        .call(
+            Method::PUT,
+            &format!("/api/v1/sandboxes/{id}/limits/ozon/client"),
+            Some(json!({"burst": 0})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
+    let r = a
+        .call(
+            Method::GET,
+            &format!("/api/v1/sandboxes/{id}/buckets?service=ozon"),
+            None,
+        )
+        .await;
+    let rows: Value = r.json().await.unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == first.as_str() && r["group"] == "client")
+        .expect("the spent bucket");
+    assert_eq!(
+        (row["limit"].as_u64(), row["remaining"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert!(row["retry_after_ms"].as_u64().unwrap() > 50_000);
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{id}/buckets?service=ozon"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(a.ozon(&first).await, StatusCode::OK, "reset: full again");
+}
+
+#[tokio::test]
+async fn one_sandbox_cannot_see_or_touch_another() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (x, kx) = a.create().await;
+    let (y, ky) = a.create().await;
+    a.call(
+        Method::PUT,
+        &format!("/api/v1/sandboxes/{x}/limits/ozon/client"),
+        Some(json!({"burst": 1, "interval_ms": 60000})),
+    )
+    .await;
+    assert_eq!(a.ozon(&kx).await, StatusCode::OK);
+    assert_eq!(a.ozon(&kx).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        a.ozon(&ky).await,
+        StatusCode::OK,
+        "y's buckets and quotas are its own"
+    );
+    assert_eq!(a.ozon(&ky).await, StatusCode::OK);
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{x}/keys/{ky}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND, "x cannot revoke y's key");
+    assert_eq!(a.ozon(&ky).await, StatusCode::OK);
+    let rows: Value = a
+        .call(
+            Method::GET,
+            &format!("/api/v1/sandboxes/{x}/buckets?all=true&service=ozon"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["key"] == kx.as_str()),
+        "x sees only its own keys' buckets"
+    );
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{y}/buckets?key={kx}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        a.ozon(&kx).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "y cannot reset x's buckets"
+    );
+}
+
+#[tokio::test]
+async fn a_restart_keeps_sandboxes_keys_limits_and_the_admin_token() {
+    let dir = support::temp_dir();
+    let (id, key, token) = {
+        let s = support::start_in(dir.clone(), |c| c).await;
+        let token = std::fs::read_to_string(dir.join(apistend_sandbox::DATA_FILE)).unwrap();
+        let token: Value = serde_json::from_str(&token).unwrap();
+        let token = token["admin_token"].as_str().unwrap().to_owned();
+        let c = support::client();
+        let r = c
+            .post(format!("{}/api/v1/sandboxes", s.base))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let v: Value = r.json().await.unwrap();
+        let (id, key) = (
+            v["id"].as_str().unwrap().to_owned(),
+            v["keys"][0].as_str().unwrap().to_owned(),
+        );
+        c.put(format!(
+            "{}/api/v1/sandboxes/{id}/limits/ozon/client",
+            s.base
+        ))
+        .bearer_auth(&token)
+        .json(&json!({"burst": 1, "interval_ms": 60000}))
+        .send()
+        .await
+        .unwrap();
+        std::mem::forget(s); // keep the directory; the server stops with the runtime's tasks below
+        (id, key, token)
+    };
+    let s = support::start_in(dir, |c| c).await;
+    let a = Admin {
+        c: support::client(),
+        base: s.base.clone(),
+    };
+    let r =
+        a.c.get(format!("{}/api/v1/sandboxes/{id}", s.base))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::OK,
+        "the generated admin token and the sandbox survive"
+    );
+    assert_eq!(
+        a.ozon(&key).await,
+        StatusCode::OK,
+        "buckets start full after a restart"
+    );
+    assert_eq!(
+        a.ozon(&key).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the sandbox's own limit survives"
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_matches_the_routes() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let doc: Value = a
+        .call(Method::GET, "/api/v1/openapi.json", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for required in [
+        "/api/v1/sandboxes",
+        "/api/v1/sandboxes/{id}",
+        "/api/v1/sandboxes/{id}/keys",
+        "/api/v1/sandboxes/{id}/keys/{key}",
+        "/api/v1/sandboxes/{id}/limits/{service}/{group}",
+        "/api/v1/sandboxes/{id}/buckets",
+    ] {
+        assert!(paths.contains_key(required), "{required} is documented");
+    }
+    // Every documented operation answers its documented success status (deletes last).
+    let (id, key) = a.create().await;
+    let mut ops: Vec<(String, String, u16)> = Vec::new();
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            let status = op["responses"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .find(|k| k.starts_with('2'))
+                .unwrap()
+                .parse()
+                .unwrap();
+            ops.push((method.clone(), path.clone(), status));
+        }
+    }
+    ops.sort_by_key(|(m, p, _)| (m == "delete", p == "/api/v1/sandboxes/{id}", p.clone()));
+    for (method, path, status) in ops {
+        let concrete = path
+            .replace("{id}", &id)
+            .replace("{key}", &key)
+            .replace("{service}", "ozon")
+            .replace("{group}", "client");
+        let body = (method == "put").then(|| json!({"burst": 3, "interval_ms": 1000}));
+        let r = a
+            .call(method.to_uppercase().parse().unwrap(), &concrete, body)
+            .await;
+        assert_eq!(r.status().as_u16(), status, "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn the_management_api_has_its_own_rate_limit_with_ietf_headers() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let mut limited = None;
+    for _ in 0..120 {
+        let r = a.call(Method::GET, "/api/v1/sandboxes", None).await;
+        assert!(
+            r.headers().contains_key("ratelimit") && r.headers().contains_key("ratelimit-policy")
+        );
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(r);
+            break;
+        }
+    }
+    let r = limited.expect("the admin bucket runs dry within 120 quick requests");
+    assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    // The emulated services are not affected by it.
+    let (_, key) = {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        a.create().await
+    };
+    assert_eq!(a.ozon(&key).await, StatusCode::OK);
+}
