@@ -1,0 +1,116 @@
+//! Several instances, one truth: two sandboxes on one Redis admit together exactly what one
+//! would, keep answering while Redis is away, and share again when it is back.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+mod support;
+
+use std::time::Duration;
+
+use apistend_catalog::Overrides;
+use apistend_testkit::RedisServer;
+
+const QUOTA: &str = "[ozon.groups.client]\nburst = 5\ninterval_ms = 60000\n";
+
+async fn ozon(c: &reqwest::Client, base: &str) -> u16 {
+    c.post(format!("{base}/ozon/v3/product/list"))
+        .header("Client-Id", "1")
+        .header("Api-Key", "test-key")
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_redis_admit_exactly_one_burst() {
+    let Some(redis) = RedisServer::start("two_instances_on_one_redis_admit_exactly_one_burst")
+    else {
+        return;
+    };
+    let tune = |c: apistend_sandbox::SandboxConfig| {
+        c.with_redis(redis.url())
+            .with_overrides(Overrides::from_toml(QUOTA).unwrap())
+    };
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    let mut ok = 0;
+    for i in 0..12 {
+        let base = if i % 2 == 0 { &a.base } else { &b.base };
+        if ozon(&c, base).await == 200 {
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, 5, "together exactly the burst of one bucket");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_going_away_and_coming_back_under_load() {
+    let Some(mut redis) = RedisServer::start("redis_going_away_and_coming_back_under_load") else {
+        return;
+    };
+    let tune = |c: apistend_sandbox::SandboxConfig| {
+        c.with_redis(redis.url()).with_overrides(
+            Overrides::from_toml("[ozon.groups.client]\nburst = 1000\ninterval_ms = 1\n").unwrap(),
+        )
+    };
+    let s = support::start(tune).await;
+    let c = support::client();
+    assert_eq!(ozon(&c, &s.base).await, 200);
+    assert_eq!(
+        c.get(format!("{}/readyz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    redis.stop();
+    for _ in 0..50 {
+        assert_eq!(
+            ozon(&c, &s.base).await,
+            200,
+            "fail-open: the instance keeps answering from its local fallback"
+        );
+    }
+    assert_eq!(
+        c.get(format!("{}/readyz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        503,
+        "and says so"
+    );
+    redis.restart();
+    let mut back = false;
+    for _ in 0..100 {
+        let code = ozon(&c, &s.base).await;
+        assert_eq!(code, 200);
+        if c.get(format!("{}/readyz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 200
+            && redis.cli(&["DBSIZE"]) != "0"
+        {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(back, "the buckets are in Redis again once it is back");
+}
