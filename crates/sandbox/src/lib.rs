@@ -15,6 +15,7 @@ mod buckets;
 mod call;
 mod clock;
 mod error;
+mod metrics;
 mod operating;
 mod pipeline;
 mod scenario;
@@ -137,6 +138,7 @@ pub(crate) struct AppState {
     pub(crate) limits: Limits,
     pub(crate) admin_token: String,
     pub(crate) admin_limiter: MemoryStore,
+    pub(crate) metrics: metrics::Metrics,
 }
 
 impl AppState {
@@ -208,6 +210,7 @@ impl Sandbox {
             .service(ServiceId::B24)
             .operating_budget
             .map(operating::Operating::new);
+        let metrics = metrics::Metrics::new(&catalog);
         let state = AppState {
             catalog,
             store,
@@ -221,6 +224,7 @@ impl Sandbox {
             },
             admin_token,
             admin_limiter: MemoryStore::new(),
+            metrics,
         };
         Ok(Self {
             state: Arc::new(state),
@@ -274,6 +278,14 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
     let path = req.uri().path().to_owned();
     if path == "/healthz" {
         return Response::new(Body::from("ok"));
+    }
+    if path == "/metrics" {
+        let mut r = Response::new(Body::from(state.metrics.render()));
+        r.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        return r;
     }
     if path == "/readyz" {
         let ready = match &state.store {

@@ -134,11 +134,44 @@ pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
     })
 }
 
+/// Answers one request of service `id` and counts it: by limit group, status, rejection and
+/// scenario. Each request gets a sequence number for the logs (`RUST_LOG=apistend_sandbox=debug`).
 pub(crate) async fn handle(
     state: Arc<AppState>,
     id: ServiceId,
     rest: String,
     req: Request<Body>,
+) -> Response<Body> {
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let request = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
+    let method = req.method().clone();
+    let mut group = usize::MAX;
+    let resp = handle_inner(&state, id, &rest, req, &mut group).await;
+    let status = resp.status().as_u16();
+    let scenario = resp
+        .headers()
+        .get(X_APISTEND_SCENARIO)
+        .and_then(|v| v.to_str().ok());
+    state.metrics.request(
+        id,
+        group,
+        status,
+        scenario == Some(Scenario::RateLimit.name()),
+    );
+    if asked_scenario && let Some(sc) = scenario {
+        state.metrics.scenario(id, sc);
+    }
+    tracing::debug!(request, service = %id, %method, path = %rest, status, scenario, "answered");
+    resp
+}
+
+async fn handle_inner(
+    state: &AppState,
+    id: ServiceId,
+    rest: &str,
+    req: Request<Body>,
+    group: &mut usize,
 ) -> Response<Body> {
     let service = state.catalog.service(id);
     let started = unix_now();
@@ -153,7 +186,7 @@ pub(crate) async fn handle(
             .with_status(413)
             .into_response();
     };
-    let call = Call::parse(service, &parts, &rest, &body);
+    let call = Call::parse(service, &parts, rest, &body);
     let resolved = state
         .catalog
         .resolve(id, call.method, &call.path, call.host.as_deref());
@@ -163,11 +196,13 @@ pub(crate) async fn handle(
         .and_then(|c| state.tenants.lookup(c));
     let owner = Owner::new(principal.as_ref(), call.credential.as_deref());
     let host = call.host.as_deref();
+    *group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
     // Limit first: every request spends a token, whatever follows.
     let charge = match buckets::take(&state.store, &state.tenants, &resolved, &owner, host).await {
         Ok(c) => c,
         Err(e) => {
+            state.metrics.store_error();
             tracing::error!(error = %e, "rate-limit store failed");
             return Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(0)).into_response();
         }
@@ -249,7 +284,7 @@ pub(crate) async fn handle(
         }
         Some(Scenario::NotFound) => Answer::error(service, &ErrorKind::NotFound, &meta.ctx(limit)),
         Some(Scenario::Conflict) => Answer::error(service, &ErrorKind::Conflict, &meta.ctx(limit)),
-        _ => success(&state, service, &resolved, &call, &meta, limit),
+        _ => success(state, service, &resolved, &call, &meta, limit),
     };
     match scenario {
         Some(Scenario::Malformed) if answer.status < 300 => answer.mode = BodyMode::Truncated,

@@ -1,0 +1,169 @@
+//! The sandbox's own counters, served as Prometheus text at `/metrics`: requests by service,
+//! limit group and status; rate-limit rejections; scenarios; store errors. Lock-free: one atomic
+//! per (service, group, status class), sized from the catalog at start.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use apistend_catalog::{Catalog, ServiceId};
+
+use crate::scenario::SCENARIOS;
+
+/// The statuses counted one by one; anything else is `other`.
+const STATUSES: [u16; 14] = [
+    200, 201, 204, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504, 0,
+];
+
+fn status_slot(status: u16) -> usize {
+    STATUSES
+        .iter()
+        .position(|s| *s == status)
+        .unwrap_or(STATUSES.len() - 1)
+}
+
+pub(crate) struct Metrics {
+    /// Per service: per group: per status.
+    requests: Vec<Vec<[AtomicU64; STATUSES.len()]>>,
+    rejections: Vec<Vec<AtomicU64>>,
+    scenarios: Vec<[AtomicU64; SCENARIOS.len()]>,
+    store_errors: AtomicU64,
+    group_ids: Vec<Vec<String>>,
+}
+
+impl Metrics {
+    pub(crate) fn new(catalog: &Catalog) -> Self {
+        let group_ids: Vec<Vec<String>> = ServiceId::ALL
+            .iter()
+            .map(|id| {
+                catalog
+                    .service(*id)
+                    .groups
+                    .iter()
+                    .map(|g| g.id.clone())
+                    .collect()
+            })
+            .collect();
+        Self {
+            requests: group_ids
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                        .collect()
+                })
+                .collect(),
+            rejections: group_ids
+                .iter()
+                .map(|g| g.iter().map(|_| AtomicU64::new(0)).collect())
+                .collect(),
+            scenarios: group_ids
+                .iter()
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+            store_errors: AtomicU64::new(0),
+            group_ids,
+        }
+    }
+
+    fn svc(id: ServiceId) -> usize {
+        ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0)
+    }
+
+    pub(crate) fn request(&self, id: ServiceId, group: usize, status: u16, rate_limited: bool) {
+        let s = Self::svc(id);
+        if let Some(slot) = self
+            .requests
+            .get(s)
+            .and_then(|g| g.get(group))
+            .and_then(|st| st.get(status_slot(status)))
+        {
+            slot.fetch_add(1, Ordering::Relaxed);
+        }
+        if rate_limited && let Some(r) = self.rejections.get(s).and_then(|g| g.get(group)) {
+            r.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn scenario(&self, id: ServiceId, name: &str) {
+        if let (Some(row), Some(i)) = (
+            self.scenarios.get(Self::svc(id)),
+            SCENARIOS.iter().position(|(n, _)| *n == name),
+        ) && let Some(c) = row.get(i)
+        {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn store_error(&self) {
+        self.store_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP apistend_requests_total Requests answered, by service, limit group and status.\n# TYPE apistend_requests_total counter\n");
+        for (s, id) in ServiceId::ALL.iter().enumerate() {
+            for (g, statuses) in self.requests.get(s).into_iter().flatten().enumerate() {
+                for (i, c) in statuses.iter().enumerate() {
+                    let n = c.load(Ordering::Relaxed);
+                    if n == 0 {
+                        continue;
+                    }
+                    let status = STATUSES.get(i).map_or("other".to_owned(), |s| {
+                        if *s == 0 {
+                            "other".to_owned()
+                        } else {
+                            s.to_string()
+                        }
+                    });
+                    let group = self
+                        .group_ids
+                        .get(s)
+                        .and_then(|v| v.get(g))
+                        .map_or("", String::as_str);
+                    let _ = writeln!(
+                        out,
+                        "apistend_requests_total{{service=\"{id}\",group=\"{group}\",status=\"{status}\"}} {n}"
+                    );
+                }
+            }
+        }
+        out.push_str("# HELP apistend_rate_limited_total Requests refused by an empty bucket (and rate_limit scenarios).\n# TYPE apistend_rate_limited_total counter\n");
+        for (s, id) in ServiceId::ALL.iter().enumerate() {
+            for (g, c) in self.rejections.get(s).into_iter().flatten().enumerate() {
+                let n = c.load(Ordering::Relaxed);
+                if n > 0 {
+                    let group = self
+                        .group_ids
+                        .get(s)
+                        .and_then(|v| v.get(g))
+                        .map_or("", String::as_str);
+                    let _ = writeln!(
+                        out,
+                        "apistend_rate_limited_total{{service=\"{id}\",group=\"{group}\"}} {n}"
+                    );
+                }
+            }
+        }
+        out.push_str("# HELP apistend_scenarios_total Scenarios asked for with X-Mock-Scenario.\n# TYPE apistend_scenarios_total counter\n");
+        for (s, id) in ServiceId::ALL.iter().enumerate() {
+            for (i, c) in self.scenarios.get(s).into_iter().flatten().enumerate() {
+                let n = c.load(Ordering::Relaxed);
+                if n > 0 {
+                    let name = SCENARIOS.get(i).map_or("", |(n, _)| n);
+                    let _ = writeln!(
+                        out,
+                        "apistend_scenarios_total{{service=\"{id}\",scenario=\"{name}\"}} {n}"
+                    );
+                }
+            }
+        }
+        out.push_str("# HELP apistend_store_errors_total Rate-limit store failures seen by the pipeline.\n# TYPE apistend_store_errors_total counter\n");
+        let _ = writeln!(
+            out,
+            "apistend_store_errors_total {}",
+            self.store_errors.load(Ordering::Relaxed)
+        );
+        out
+    }
+}

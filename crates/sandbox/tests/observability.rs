@@ -1,0 +1,79 @@
+//! `/metrics` in Prometheus text, `/healthz` and `/readyz`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+mod support;
+
+use apistend_catalog::Overrides;
+
+#[tokio::test]
+async fn metrics_count_requests_rejections_and_scenarios() {
+    let s = support::start(|c| {
+        c.with_overrides(
+            Overrides::from_toml("[ozon.groups.client]\nburst = 2\ninterval_ms = 60000\n").unwrap(),
+        )
+    })
+    .await;
+    let c = support::client();
+    let ozon = |sc: Option<&'static str>| {
+        let r = c
+            .post(format!("{}/ozon/v3/product/list", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "0");
+        match sc {
+            Some(sc) => r.header("X-Mock-Scenario", sc),
+            None => r,
+        }
+    };
+    assert_eq!(ozon(None).send().await.unwrap().status(), 200);
+    assert_eq!(
+        ozon(Some("server_error")).send().await.unwrap().status(),
+        500
+    );
+    assert_eq!(ozon(None).send().await.unwrap().status(), 429);
+    let r = c.get(format!("{}/metrics", s.base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let text = r.text().await.unwrap();
+    for line in [
+        r#"apistend_requests_total{service="ozon",group="client",status="200"} 1"#,
+        r#"apistend_requests_total{service="ozon",group="client",status="500"} 1"#,
+        r#"apistend_requests_total{service="ozon",group="client",status="429"} 1"#,
+        r#"apistend_rate_limited_total{service="ozon",group="client"} 1"#,
+        r#"apistend_scenarios_total{service="ozon",scenario="server_error"} 1"#,
+        "apistend_store_errors_total 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line} in\n{text}");
+    }
+    assert_eq!(
+        c.get(format!("{}/healthz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        c.get(format!("{}/readyz", s.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
