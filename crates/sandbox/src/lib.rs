@@ -61,6 +61,10 @@ pub struct SandboxConfig {
     /// The management API's token; generated on first start (and kept in the data file) when
     /// absent.
     pub admin_token: Option<String>,
+    /// How long a client may take to send its request head, and its body (408 beyond).
+    pub read_timeout: Duration,
+    /// Largest request head (request line and headers) accepted (431 beyond).
+    pub max_header_bytes: usize,
 }
 
 impl SandboxConfig {
@@ -76,7 +80,16 @@ impl SandboxConfig {
             max_timeout_ms: 30_000,
             max_body_bytes: 1 << 20,
             admin_token: None,
+            read_timeout: Duration::from_secs(10),
+            max_header_bytes: 16 * 1024,
         }
+    }
+
+    /// Sets the read timeout for slow clients.
+    #[must_use]
+    pub fn with_read_timeout(mut self, d: Duration) -> Self {
+        self.read_timeout = d;
+        self
     }
 
     /// Sets the management API's token.
@@ -127,6 +140,8 @@ pub(crate) struct Limits {
     pub(crate) max_delay_ms: u64,
     pub(crate) max_timeout_ms: u64,
     pub(crate) max_body_bytes: usize,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_header_bytes: usize,
 }
 
 pub(crate) struct AppState {
@@ -221,6 +236,8 @@ impl Sandbox {
                 max_delay_ms: config.max_delay_ms,
                 max_timeout_ms: config.max_timeout_ms,
                 max_body_bytes: config.max_body_bytes,
+                read_timeout: config.read_timeout,
+                max_header_bytes: config.max_header_bytes.max(8192),
             },
             admin_token,
             admin_limiter: MemoryStore::new(),
@@ -259,18 +276,53 @@ impl Sandbox {
             .with_state(Arc::clone(&self.state))
     }
 
-    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    /// Serves until `shutdown` completes, then finishes the requests in flight (for at most
+    /// 30 s). Each connection gets `read_timeout` to send its request head and a head of at most
+    /// `max_header_bytes` (431 beyond); TCP_NODELAY is on.
     ///
     /// # Errors
-    /// The listener's I/O error.
+    /// Never for a failed accept (it is logged and retried); kept for API stability.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        let app = self.router();
+        let limits = self.state.limits;
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = &mut shutdown => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.read_timeout)
+                .max_buf_size(limits.max_header_bytes)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+        }
+        drop(listener);
+        tokio::select! {
+            () = graceful.shutdown() => {}
+            () = tokio::time::sleep(Duration::from_secs(30)) => tracing::warn!("gave up waiting for requests in flight"),
+        }
+        Ok(())
     }
 }
 

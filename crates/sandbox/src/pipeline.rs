@@ -180,11 +180,28 @@ async fn handle_inner(
         strings: std::sync::OnceLock::new(),
     };
     let (parts, body) = req.into_parts();
-    let Ok(body) = read_body(&parts.headers, body, state.limits.max_body_bytes).await else {
-        let why = format!("request body over {} bytes", state.limits.max_body_bytes);
-        return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
-            .with_status(413)
-            .into_response();
+    let read = tokio::time::timeout(
+        state.limits.read_timeout,
+        read_body(&parts.headers, body, state.limits.max_body_bytes),
+    )
+    .await;
+    let body = match read {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => {
+            let why = format!("request body over {} bytes", state.limits.max_body_bytes);
+            return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
+                .with_status(413)
+                .into_response();
+        }
+        Err(_) => {
+            let why = format!(
+                "the request body did not arrive within {:?}",
+                state.limits.read_timeout
+            );
+            return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
+                .with_status(408)
+                .into_response();
+        }
     };
     let call = Call::parse(service, &parts, rest, &body);
     let resolved = state
