@@ -11,35 +11,14 @@
     clippy::cast_precision_loss
 )]
 
-use std::path::PathBuf;
-
 use apistend_catalog::WB_CATALOG_JSON;
 use apistend_catalog::wb_import::{WbCatalogFile, import_dir};
 
-/// `../shared/wb-openapi` beside the repository (or `APISTEND_SHARED`).
-fn specs() -> Option<PathBuf> {
-    let shared = std::env::var_os("APISTEND_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let dir = shared.join("wb-openapi");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        !apistend_testkit::in_ci(),
-        "{} is missing in CI: the WB import check must run",
-        dir.display()
-    );
-    eprintln!(
-        "\n==== SKIPPED: {} not found; the WB import check needs ../shared ====\n",
-        dir.display()
-    );
-    None
-}
-
 #[test]
 fn importer_reproduces_the_committed_catalog_exactly() {
-    let Some(dir) = specs() else { return };
+    let Some(dir) = apistend_testkit::wb_specs() else {
+        return;
+    };
     let report = import_dir(&dir).unwrap();
     assert!(report.errors.is_empty(), "{:#?}", report.errors);
     let mut fresh = serde_json::to_string_pretty(&report.catalog).unwrap();

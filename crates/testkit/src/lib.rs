@@ -254,3 +254,25 @@ impl RedisCluster {
         &self.nodes
     }
 }
+
+/// `shared/wb-openapi` beside the repository (or under `APISTEND_SHARED`), or `None` after a loud
+/// notice outside CI; in CI its absence fails the test.
+pub fn wb_specs() -> Option<PathBuf> {
+    let shared = std::env::var_os("APISTEND_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let dir = shared.join("wb-openapi");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        !in_ci(),
+        "{} is missing in CI: the WB spec checks must run",
+        dir.display()
+    );
+    eprintln!(
+        "\n==== SKIPPED: {} not found; the WB spec checks need ../shared ====\n",
+        dir.display()
+    );
+    None
+}

@@ -72,18 +72,5 @@ pub fn client() -> reqwest::Client {
 
 /// `../shared/wb-openapi` beside the repository, or `None` (loudly) outside CI.
 pub fn wb_specs() -> Option<PathBuf> {
-    let shared = std::env::var_os("APISTEND_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let dir = shared.join("wb-openapi");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        !apistend_testkit::in_ci(),
-        "{} missing in CI",
-        dir.display()
-    );
-    eprintln!("\n==== SKIPPED: {} not found ====\n", dir.display());
-    None
+    apistend_testkit::wb_specs()
 }
