@@ -275,7 +275,10 @@ async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> Response<Bod
         );
     }
     match state.tenants.create(&name) {
-        Ok(s) => json_response(StatusCode::CREATED, &sandbox_json(&s)),
+        Ok(s) => {
+            publish(&state).await;
+            json_response(StatusCode::CREATED, &sandbox_json(&s))
+        }
         Err(e) => internal(&e),
     }
 }
@@ -296,7 +299,10 @@ async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> 
 
 async fn delete_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
     match state.tenants.delete(&id) {
-        Ok(true) => no_content(),
+        Ok(true) => {
+            publish(&state).await;
+            no_content()
+        }
         Ok(false) => not_found(&id),
         Err(e) => internal(&e),
     }
@@ -308,7 +314,10 @@ async fn issue_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -
     }
     let key = crate::tenants::new_key();
     match state.tenants.add_key(&id, &key) {
-        Ok(()) => json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id})),
+        Ok(()) => {
+            publish(&state).await;
+            json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id}))
+        }
         Err(e) => internal(&e),
     }
 }
@@ -325,7 +334,10 @@ async fn revoke_key(
     Path((id, key)): Path<(String, String)>,
 ) -> Response<Body> {
     match state.tenants.revoke_key(&id, &key) {
-        Ok(true) => no_content(),
+        Ok(true) => {
+            publish(&state).await;
+            no_content()
+        }
         Ok(false) => problem(
             StatusCode::NOT_FOUND,
             "Not Found",
@@ -382,11 +394,21 @@ async fn set_limit(
         }
     };
     match state.tenants.set_limit(&id, &service, &group, quota) {
-        Ok(()) => json_response(
-            StatusCode::OK,
-            &json!({"service": service, "group": group, "burst": quota.burst(), "interval_ms": quota.interval_micros() as f64 / 1000.0, "algorithm": quota.algorithm().as_str()}),
-        ),
+        Ok(()) => {
+            publish(&state).await;
+            json_response(
+                StatusCode::OK,
+                &json!({"service": service, "group": group, "burst": quota.burst(), "interval_ms": quota.interval_micros() as f64 / 1000.0, "algorithm": quota.algorithm().as_str()}),
+            )
+        }
         Err(e) => internal(&e),
+    }
+}
+
+/// Shares a change with the other instances on the same Redis, if any.
+async fn publish(state: &AppState) {
+    if let Some(sync) = &state.sync {
+        sync.publish(&state.tenants).await;
     }
 }
 

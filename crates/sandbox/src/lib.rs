@@ -20,6 +20,7 @@ mod operating;
 mod pipeline;
 mod scenario;
 mod services;
+mod sync;
 mod tenants;
 
 use std::future::Future;
@@ -154,6 +155,7 @@ pub(crate) struct AppState {
     pub(crate) admin_token: String,
     pub(crate) admin_limiter: MemoryStore,
     pub(crate) metrics: metrics::Metrics,
+    pub(crate) sync: Option<Arc<sync::TenantSync>>,
 }
 
 impl AppState {
@@ -205,6 +207,15 @@ impl Sandbox {
             None => None,
         };
         let tenants = Tenants::open(&config.data_dir)?;
+        // With Redis, the shared sandboxes win over this instance's file.
+        let sync = match &config.redis {
+            Some(url) => sync::TenantSync::connect(url).await,
+            None => None,
+        };
+        let shared = match &sync {
+            Some(s) => s.pull(&tenants).await,
+            None => false,
+        };
         let key = match &config.demo_key {
             Some(k) => k.clone(),
             None => tenants
@@ -216,6 +227,12 @@ impl Sandbox {
         };
         let record = tenants.ensure_key("demo", &key)?;
         let admin_token = tenants.admin_token(config.admin_token.as_deref())?;
+        if let Some(s) = &sync {
+            if !shared || config.demo_key.is_some() || config.admin_token.is_some() {
+                s.publish(&tenants).await;
+            }
+            s.follow(tenants.clone());
+        }
         let app_token = record
             .b24_apps
             .first()
@@ -242,6 +259,7 @@ impl Sandbox {
             admin_token,
             admin_limiter: MemoryStore::new(),
             metrics,
+            sync,
         };
         Ok(Self {
             state: Arc::new(state),

@@ -355,6 +355,22 @@ impl Tenants {
         })
     }
 
+    /// The whole state as JSON (for sharing through Redis).
+    pub(crate) fn to_json(&self) -> Result<String, SandboxError> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        serde_json::to_string(&index.data).map_err(|e| SandboxError::Data(e.to_string()))
+    }
+
+    /// Replaces the whole state by `text` (another instance's, through Redis), and keeps it.
+    pub(crate) fn replace_from_json(&self, text: &str) -> Result<(), SandboxError> {
+        let data: DataFile = serde_json::from_str(text)
+            .map_err(|e| SandboxError::Data(format!("shared state: {e}")))?;
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        self.persist(&data)?;
+        *index = Index::rebuild(data);
+        Ok(())
+    }
+
     /// Applies `f` to the data, writes the file, then rebuilds the index.
     fn change<T>(
         &self,

@@ -114,3 +114,74 @@ async fn redis_going_away_and_coming_back_under_load() {
     }
     assert!(back, "the buckets are in Redis again once it is back");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxes_and_keys_are_shared_by_instances_on_one_redis() {
+    let Some(redis) = RedisServer::start("sandboxes_and_keys_are_shared_by_instances_on_one_redis")
+    else {
+        return;
+    };
+    let tune = |c: apistend_sandbox::SandboxConfig| {
+        c.with_redis(redis.url()).with_admin_token("shared-admin")
+    };
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    let created: serde_json::Value = c
+        .post(format!("{}/api/v1/sandboxes", a.base))
+        .bearer_auth("shared-admin")
+        .json(&serde_json::json!({"name": "shared"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (id, key) = (
+        created["id"].as_str().unwrap().to_owned(),
+        created["keys"][0].as_str().unwrap().to_owned(),
+    );
+    let on_b = |key: String| {
+        let c = c.clone();
+        let base = b.base.clone();
+        async move {
+            c.post(format!("{base}/ozon/v3/product/list"))
+                .header("Client-Id", "1")
+                .header("Api-Key", key)
+                .header("X-Mock-Delay", "0")
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    let mut seen = false;
+    for _ in 0..40 {
+        if on_b(key.clone()).await == 200 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "a key created on one instance works on the other");
+    let r = c
+        .delete(format!("{}/api/v1/sandboxes/{id}/keys/{key}", a.base))
+        .bearer_auth("shared-admin")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let mut revoked = false;
+    for _ in 0..40 {
+        if on_b(key.clone()).await == 401 {
+            revoked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        revoked,
+        "a key revoked on one instance stops on the other within the poll interval"
+    );
+}
