@@ -173,6 +173,20 @@ impl Catalog {
         Ok(self)
     }
 
+    /// Enforces every quota of `service` with `algorithm` (for comparing the fixed window of the
+    /// decision record's first design with GCRA on the same numbers).
+    #[must_use]
+    pub fn with_algorithm(
+        mut self,
+        service: ServiceId,
+        algorithm: apistend_limiter::Algorithm,
+    ) -> Self {
+        for g in &mut self.service_mut(service).groups {
+            g.quota = g.quota.with_algorithm(algorithm);
+        }
+        self
+    }
+
     fn service_mut(&mut self, id: ServiceId) -> &mut Service {
         let i = ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0);
         let len = self.services.len();

@@ -129,6 +129,9 @@ impl ClientBuilder {
                 .with_overrides(o)
                 .map_err(|e| ClientError::Config(e.to_string()))?;
         }
+        if let Some(a) = self.algorithm {
+            catalog = catalog.with_algorithm(service, a);
+        }
         let store = match (self.store, &config.redis) {
             (Some(s), _) => s,
             (None, Some(url)) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
@@ -694,5 +697,24 @@ mod tests {
             operation_path(ServiceId::B24, "/rest/1/abc/crm.deal.list.json"),
             "/rest/crm.deal.list"
         );
+    }
+}
+
+#[cfg(test)]
+mod builder_tests {
+    use super::*;
+
+    #[test]
+    fn the_algorithm_applies_to_every_quota() {
+        let c = Client::builder()
+            .service(ServiceId::Wb)
+            .base_url("http://127.0.0.1:9")
+            .algorithm(Algorithm::FixedWindow)
+            .config(ClientConfig::default())
+            .store(MemoryStore::new())
+            .build()
+            .unwrap();
+        let q = c.quota_of(Method::Get, "/content/v2/object/all").unwrap();
+        assert_eq!(q.algorithm(), Algorithm::FixedWindow);
     }
 }

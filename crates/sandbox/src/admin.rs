@@ -3,7 +3,6 @@
 //! (separate from the emulated ones) announced in the IETF `RateLimit`/`RateLimit-Policy` headers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use apistend_catalog::{BucketScope, GroupOverride, ServiceId};
 use apistend_limiter::Quota;
@@ -62,6 +61,11 @@ pub(crate) const ROUTES: [(&str, &str, &str, u16); 11] = [
 /// The admin API's own bucket: 50 requests at once, 20 per second.
 const ADMIN_BURST: u32 = 50;
 const ADMIN_PER_SECOND: u32 = 20;
+
+/// The admin API's quota.
+pub(crate) fn admin_quota() -> Result<Quota, apistend_limiter::QuotaError> {
+    Quota::leaky_bucket(ADMIN_BURST, ADMIN_PER_SECOND)
+}
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
@@ -140,13 +144,7 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
             "send the admin token as `Authorization: Bearer TOKEN`",
         );
     }
-    let quota = Quota::per_period(
-        ADMIN_BURST,
-        Duration::from_secs(u64::from(ADMIN_BURST)) / ADMIN_PER_SECOND,
-    )
-    .unwrap_or_else(|_| {
-        Quota::per_period(1, Duration::from_secs(1)).unwrap_or_else(|_| unreachable_quota())
-    });
+    let quota = state.admin_quota;
     let d = state
         .admin_limiter
         .acquire("admin", &quota, 1)
@@ -181,11 +179,6 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
         h.insert("ratelimit", v);
     }
     resp
-}
-
-#[allow(clippy::panic)]
-fn unreachable_quota() -> Quota {
-    panic!("constant quota")
 }
 
 async fn openapi() -> Response<Body> {

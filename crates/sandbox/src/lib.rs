@@ -154,6 +154,7 @@ pub(crate) struct AppState {
     pub(crate) limits: Limits,
     pub(crate) admin_token: String,
     pub(crate) admin_limiter: MemoryStore,
+    pub(crate) admin_quota: apistend_limiter::Quota,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) sync: Option<Arc<sync::TenantSync>>,
 }
@@ -258,6 +259,7 @@ impl Sandbox {
             },
             admin_token,
             admin_limiter: MemoryStore::new(),
+            admin_quota: admin::admin_quota().map_err(|e| SandboxError::Config(e.to_string()))?,
             metrics,
             sync,
         };

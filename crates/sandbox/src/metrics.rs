@@ -101,69 +101,89 @@ impl Metrics {
     /// Prometheus text exposition format 0.0.4.
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str("# HELP apistend_requests_total Requests answered, by service, limit group and status.\n# TYPE apistend_requests_total counter\n");
+        let group = |s: usize, g: usize| {
+            self.group_ids
+                .get(s)
+                .and_then(|v| v.get(g))
+                .map_or("", String::as_str)
+        };
+        header(
+            &mut out,
+            "apistend_requests_total",
+            "Requests answered, by service, limit group and status.",
+        );
         for (s, id) in ServiceId::ALL.iter().enumerate() {
             for (g, statuses) in self.requests.get(s).into_iter().flatten().enumerate() {
                 for (i, c) in statuses.iter().enumerate() {
-                    let n = c.load(Ordering::Relaxed);
-                    if n == 0 {
-                        continue;
-                    }
-                    let status = STATUSES.get(i).map_or("other".to_owned(), |s| {
-                        if *s == 0 {
-                            "other".to_owned()
-                        } else {
-                            s.to_string()
-                        }
-                    });
-                    let group = self
-                        .group_ids
-                        .get(s)
-                        .and_then(|v| v.get(g))
-                        .map_or("", String::as_str);
-                    let _ = writeln!(
-                        out,
-                        "apistend_requests_total{{service=\"{id}\",group=\"{group}\",status=\"{status}\"}} {n}"
+                    let status = STATUSES
+                        .get(i)
+                        .filter(|s| **s != 0)
+                        .map_or("other".to_owned(), u16::to_string);
+                    sample(
+                        &mut out,
+                        "apistend_requests_total",
+                        &format!(
+                            "service=\"{id}\",group=\"{}\",status=\"{status}\"",
+                            group(s, g)
+                        ),
+                        c,
                     );
                 }
             }
         }
-        out.push_str("# HELP apistend_rate_limited_total Requests refused by an empty bucket (and rate_limit scenarios).\n# TYPE apistend_rate_limited_total counter\n");
+        header(
+            &mut out,
+            "apistend_rate_limited_total",
+            "Requests refused by an empty bucket (and rate_limit scenarios).",
+        );
         for (s, id) in ServiceId::ALL.iter().enumerate() {
             for (g, c) in self.rejections.get(s).into_iter().flatten().enumerate() {
-                let n = c.load(Ordering::Relaxed);
-                if n > 0 {
-                    let group = self
-                        .group_ids
-                        .get(s)
-                        .and_then(|v| v.get(g))
-                        .map_or("", String::as_str);
-                    let _ = writeln!(
-                        out,
-                        "apistend_rate_limited_total{{service=\"{id}\",group=\"{group}\"}} {n}"
-                    );
-                }
+                sample(
+                    &mut out,
+                    "apistend_rate_limited_total",
+                    &format!("service=\"{id}\",group=\"{}\"", group(s, g)),
+                    c,
+                );
             }
         }
-        out.push_str("# HELP apistend_scenarios_total Scenarios asked for with X-Mock-Scenario.\n# TYPE apistend_scenarios_total counter\n");
+        header(
+            &mut out,
+            "apistend_scenarios_total",
+            "Scenarios asked for with X-Mock-Scenario.",
+        );
         for (s, id) in ServiceId::ALL.iter().enumerate() {
             for (i, c) in self.scenarios.get(s).into_iter().flatten().enumerate() {
-                let n = c.load(Ordering::Relaxed);
-                if n > 0 {
-                    let name = SCENARIOS.get(i).map_or("", |(n, _)| n);
-                    let _ = writeln!(
-                        out,
-                        "apistend_scenarios_total{{service=\"{id}\",scenario=\"{name}\"}} {n}"
-                    );
-                }
+                let name = SCENARIOS.get(i).map_or("", |(n, _)| n);
+                sample(
+                    &mut out,
+                    "apistend_scenarios_total",
+                    &format!("service=\"{id}\",scenario=\"{name}\""),
+                    c,
+                );
             }
         }
-        out.push_str("# HELP apistend_store_errors_total Rate-limit store failures seen by the pipeline.\n# TYPE apistend_store_errors_total counter\n");
+        header(
+            &mut out,
+            "apistend_store_errors_total",
+            "Rate-limit store failures seen by the pipeline.",
+        );
         let _ = writeln!(
             out,
             "apistend_store_errors_total {}",
             self.store_errors.load(Ordering::Relaxed)
         );
         out
+    }
+}
+
+fn header(out: &mut String, name: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+}
+
+/// One sample line; counters still at zero are left out.
+fn sample(out: &mut String, name: &str, labels: &str, c: &AtomicU64) {
+    let n = c.load(Ordering::Relaxed);
+    if n > 0 {
+        let _ = writeln!(out, "{name}{{{labels}}} {n}");
     }
 }

@@ -83,7 +83,9 @@ pub(crate) enum Principal {
 struct Index {
     data: DataFile,
     by_credential: HashMap<String, Principal>,
-    quotas: HashMap<(String, String, String), Quota>,
+    /// sandbox → service → group → quota: looked up by `&str` at each level on every request, so
+    /// no key is built for the lookup.
+    quotas: HashMap<String, HashMap<String, HashMap<String, Quota>>>,
 }
 
 impl Index {
@@ -113,10 +115,12 @@ impl Index {
             for l in &s.limits {
                 let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
                 if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
-                    quotas.insert(
-                        (s.id.clone(), l.service.clone(), l.group.clone()),
-                        q.with_algorithm(algorithm),
-                    );
+                    quotas
+                        .entry(s.id.clone())
+                        .or_insert_with(HashMap::new)
+                        .entry(l.service.clone())
+                        .or_insert_with(HashMap::new)
+                        .insert(l.group.clone(), q.with_algorithm(algorithm));
                 }
             }
         }
@@ -193,13 +197,7 @@ impl Tenants {
     /// The sandbox's own quota of `service`'s `group`, if it set one.
     pub(crate) fn quota(&self, sandbox: &str, service: &str, group: &str) -> Option<Quota> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        if index.quotas.is_empty() {
-            return None;
-        }
-        index
-            .quotas
-            .get(&(sandbox.to_owned(), service.to_owned(), group.to_owned()))
-            .copied()
+        index.quotas.get(sandbox)?.get(service)?.get(group).copied()
     }
 
     /// All sandboxes.
