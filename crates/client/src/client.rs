@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apistend_catalog::{Catalog, LimitGroup, Method, Overrides, ServiceId};
-use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store, bucket_key};
+use apistend_limiter::{Algorithm, MemoryStore, Quota, RedisConfig, RedisStore, Store, bucket_key};
 use http::HeaderMap;
 use serde_json::Value;
 
@@ -289,7 +289,7 @@ impl Client {
     }
 
     /// The quota of the operation's own (most specific) limit group, as this client enforces it.
-    pub fn quota_of(&self, method: Method, path: &str) -> Option<apistend_limiter::Quota> {
+    pub fn quota_of(&self, method: Method, path: &str) -> Option<Quota> {
         let c = &self.inner;
         let r = c
             .catalog
@@ -539,9 +539,16 @@ impl RequestBuilder<'_> {
         let start = Instant::now();
         loop {
             let mut wait = None;
+            let mut pace = Duration::ZERO;
             for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
                 let d = c.store.acquire(k, &g.quota, 1).await?;
-                if !d.allowed {
+                if d.allowed {
+                    // How long ago this token became available: the span less what the bucket now
+                    // owes. A token that appeared less than a margin ago is held back for the rest
+                    // of the margin, whether the call waited for it or found it free.
+                    let slack = g.quota.span().saturating_sub(d.reset_after);
+                    pace = pace.max(margin(&g.quota).saturating_sub(slack));
+                } else {
                     for (g, k) in groups.iter().zip(keys).take(i) {
                         c.store.refund(k, &g.quota, 1).await?;
                     }
@@ -550,6 +557,9 @@ impl RequestBuilder<'_> {
                 }
             }
             let Some((wait, group)) = wait else {
+                if !pace.is_zero() && self.deadline.is_none_or(|d| Instant::now() + pace <= d) {
+                    tokio::time::sleep(pace).await;
+                }
                 let waited = start.elapsed();
                 inc(&c.counters.acquisitions);
                 c.counters.waited_micros.fetch_add(
@@ -564,15 +574,14 @@ impl RequestBuilder<'_> {
                 }
                 return Ok(waited);
             };
-            // A margin, so that a request admitted at the very edge of its slot does not reach the
-            // server early when arrival delays vary (T/20, 2 to 50 ms), and jitter, so that waiters
-            // woken together do not race in lockstep. With a burst above 1 the margin costs no
-            // throughput: the bucket's TAT advances by T per request, not from the moment of waking.
-            let margin = (group.quota.interval() / 20)
-                .clamp(Duration::from_millis(2), Duration::from_millis(50));
-            let wait = wait + margin + Duration::from_millis(fastrand::u64(0..3));
-            let refuse = start.elapsed() + wait > ceiling
-                || self.deadline.is_some_and(|d| Instant::now() + wait > d);
+            // Jitter, so that waiters woken together do not race in lockstep; the margin is
+            // added once the token is taken (above), and counted here against the ceiling.
+            let wait = wait + Duration::from_millis(fastrand::u64(0..3));
+            let margin = margin(&group.quota);
+            let refuse = start.elapsed() + wait + margin > ceiling
+                || self
+                    .deadline
+                    .is_some_and(|d| Instant::now() + wait + margin > d);
             if refuse {
                 inc(&c.counters.local_refusals);
                 metrics::counter!(
@@ -602,6 +611,17 @@ impl RequestBuilder<'_> {
         tokio::time::sleep(d).await;
         true
     }
+}
+
+/// How long a token must have been available before its request is sent: T/10, 2 to 100 ms.
+///
+/// The server's bucket runs the same arithmetic as ours but sees each request a little later, and
+/// not equally later: a request delayed more than the next one shifts the server's schedule by the
+/// difference. A request sent the instant its slot opens can then arrive before the server's slot
+/// and draw a 429. The margin covers that spread of delays. It costs latency only: the bucket's
+/// schedule advances by T per request, not from the moment the request leaves.
+pub(crate) fn margin(quota: &Quota) -> Duration {
+    (quota.interval() / 10).clamp(Duration::from_millis(2), Duration::from_millis(100))
 }
 
 /// `base·2^(attempt−1) + jitter[0, base)`.
