@@ -1,4 +1,5 @@
-//! The management API under `/api/v1`: sandboxes, keys, per-sandbox limits and buckets, behind an
+//! The management API under `/api/v1`: sandboxes, keys, Bitrix24 local applications, per-sandbox
+//! limits and defaults (latency, reproducible chaos) and buckets, behind an
 //! admin token, answering errors as `application/problem+json`, with a rate limit of its own
 //! (separate from the emulated ones) announced in the IETF `RateLimit`/`RateLimit-Policy` headers.
 
@@ -19,7 +20,7 @@ use crate::AppState;
 use crate::buckets::{self, Owner};
 
 /// The routes, as the OpenAPI document describes them: method, path, summary, success status.
-pub(crate) const ROUTES: [(&str, &str, &str, u16); 11] = [
+pub(crate) const ROUTES: [(&str, &str, &str, u16); 16] = [
     ("get", "/api/v1/openapi.json", "This document", 200),
     (
         "post",
@@ -37,6 +38,36 @@ pub(crate) const ROUTES: [(&str, &str, &str, u16); 11] = [
         "/api/v1/sandboxes/{id}/keys/{key}",
         "Revoke a key (at once)",
         204,
+    ),
+    (
+        "post",
+        "/api/v1/sandboxes/{id}/b24-apps",
+        "Register a Bitrix24 local application: its token (`auth=`) has a bucket of its own",
+        201,
+    ),
+    (
+        "get",
+        "/api/v1/sandboxes/{id}/b24-apps",
+        "List Bitrix24 local applications",
+        200,
+    ),
+    (
+        "delete",
+        "/api/v1/sandboxes/{id}/b24-apps/{app}",
+        "Remove a Bitrix24 local application (its token stops working at once)",
+        204,
+    ),
+    (
+        "get",
+        "/api/v1/sandboxes/{id}/settings",
+        "This sandbox's defaults: latency, and a scenario with a probability and a seed",
+        200,
+    ),
+    (
+        "put",
+        "/api/v1/sandboxes/{id}/settings",
+        "Set this sandbox's defaults: {\"latency_ms\": N, \"scenario\": {\"name\", \"probability\", \"seed\"}}",
+        200,
     ),
     (
         "put",
@@ -77,6 +108,15 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             post(issue_key).get(list_keys),
         )
         .route("/api/v1/sandboxes/{id}/keys/{key}", delete(revoke_key))
+        .route(
+            "/api/v1/sandboxes/{id}/b24-apps",
+            post(add_app).get(list_apps),
+        )
+        .route("/api/v1/sandboxes/{id}/b24-apps/{app}", delete(remove_app))
+        .route(
+            "/api/v1/sandboxes/{id}/settings",
+            get(get_settings).put(put_settings),
+        )
         .route(
             "/api/v1/sandboxes/{id}/limits/{service}/{group}",
             put(set_limit),
@@ -220,7 +260,7 @@ async fn openapi() -> Response<Body> {
 fn sandbox_json(s: &crate::tenants::SandboxRecord) -> Value {
     json!({"id": s.id, "name": s.name, "keys": s.keys, "b24_apps": s.b24_apps.iter().map(|a| json!({"id": a.id, "token": a.token})).collect::<Vec<_>>(),
            "limits": s.limits.iter().map(|l| json!({"service": l.service, "group": l.group, "burst": l.burst, "interval_ms": l.interval_us as f64 / 1000.0, "algorithm": l.algorithm})).collect::<Vec<_>>(),
-           "created_at": s.created_at})
+           "settings": s.settings, "created_at": s.created_at})
 }
 
 fn internal(e: &crate::SandboxError) -> Response<Body> {
@@ -255,6 +295,7 @@ fn parse_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<
 }
 
 async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> Response<Body> {
+    refresh(&state).await;
     let b: CreateBody = match parse_body(&body) {
         Ok(b) => b,
         Err(why) => return problem(StatusCode::BAD_REQUEST, "Bad Request", &why),
@@ -291,6 +332,7 @@ async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> 
 }
 
 async fn delete_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
+    refresh(&state).await;
     match state.tenants.delete(&id) {
         Ok(true) => {
             publish(&state).await;
@@ -302,6 +344,7 @@ async fn delete_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) 
 }
 
 async fn issue_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
+    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
@@ -326,6 +369,7 @@ async fn revoke_key(
     State(state): State<Arc<AppState>>,
     Path((id, key)): Path<(String, String)>,
 ) -> Response<Body> {
+    refresh(&state).await;
     match state.tenants.revoke_key(&id, &key) {
         Ok(true) => {
             publish(&state).await;
@@ -345,6 +389,7 @@ async fn set_limit(
     Path((id, service, group)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response<Body> {
+    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
@@ -398,6 +443,134 @@ async fn set_limit(
     }
 }
 
+/// Adopts the other instances' latest changes before making one, so that it is not lost.
+async fn refresh(state: &AppState) {
+    if let Some(sync) = &state.sync {
+        sync.pull(&state.tenants).await;
+    }
+}
+
+fn app_json(a: &crate::tenants::AppRecord) -> Value {
+    json!({"id": a.id, "token": a.token})
+}
+
+async fn add_app(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
+    refresh(&state).await;
+    if state.tenants.get(&id).is_none() {
+        return not_found(&id);
+    }
+    match state.tenants.add_app(&id) {
+        Ok(app) => {
+            publish(&state).await;
+            json_response(StatusCode::CREATED, &app_json(&app))
+        }
+        Err(e) => internal(&e),
+    }
+}
+
+async fn list_apps(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
+    match state.tenants.get(&id) {
+        Some(s) => json_response(
+            StatusCode::OK,
+            &Value::Array(s.b24_apps.iter().map(app_json).collect()),
+        ),
+        None => not_found(&id),
+    }
+}
+
+async fn remove_app(
+    State(state): State<Arc<AppState>>,
+    Path((id, app)): Path<(String, String)>,
+) -> Response<Body> {
+    refresh(&state).await;
+    match state.tenants.remove_app(&id, &app) {
+        Ok(true) => {
+            publish(&state).await;
+            no_content()
+        }
+        Ok(false) => problem(
+            StatusCode::NOT_FOUND,
+            "Not Found",
+            &format!("sandbox {id:?} has no Bitrix24 application {app:?}"),
+        ),
+        Err(e) => internal(&e),
+    }
+}
+
+async fn get_settings(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Response<Body> {
+    match state.tenants.get(&id) {
+        Some(s) => json_response(StatusCode::OK, &json!(s.settings)),
+        None => not_found(&id),
+    }
+}
+
+/// The body of `PUT …/settings`: absent fields are cleared.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SettingsBody {
+    #[serde(default)]
+    latency_ms: Option<u64>,
+    #[serde(default)]
+    scenario: Option<ChaosBody>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChaosBody {
+    name: String,
+    probability: f64,
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+async fn put_settings(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response<Body> {
+    refresh(&state).await;
+    if state.tenants.get(&id).is_none() {
+        return not_found(&id);
+    }
+    let b: SettingsBody = match parse_body(&body) {
+        Ok(b) => b,
+        Err(why) => {
+            let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}}";
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "Bad Request",
+                &format!("{why}; {hint}"),
+            );
+        }
+    };
+    let settings = crate::tenants::SettingsRecord {
+        latency_ms: b.latency_ms,
+        scenario: b.scenario.map(|c| crate::tenants::ChaosRecord {
+            name: c.name.trim().to_ascii_lowercase(),
+            probability: c.probability,
+            // Without a seed, one is chosen and answered, so the run can be replayed.
+            seed: c.seed.unwrap_or_else(|| fastrand::u64(..)),
+        }),
+    };
+    if let Err(e) = settings.validate(state.limits.max_delay_ms) {
+        return problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Unprocessable Content",
+            &e.to_string(),
+        );
+    }
+    match state.tenants.set_settings(&id, settings.clone()) {
+        Ok(()) => {
+            publish(&state).await;
+            json_response(StatusCode::OK, &json!(settings))
+        }
+        Err(e) => internal(&e),
+    }
+}
+
 /// Shares a change with the other instances on the same Redis, if any.
 async fn publish(state: &AppState) {
     if let Some(sync) = &state.sync {
@@ -421,20 +594,28 @@ fn buckets_of(
     f: &BucketFilter,
 ) -> Vec<(String, ServiceId, String, String, Quota)> {
     let mut out = Vec::new();
-    for key in s
+    // Keys, then Bitrix24 local applications (as `app:ID`: their requests spend from buckets of
+    // their own, for the groups scoped per application, and from the app's key otherwise).
+    let owners = s
         .keys
         .iter()
-        .filter(|k| f.key.as_ref().is_none_or(|want| want == *k))
-    {
-        let owner = Owner {
-            key: key.clone(),
+        .map(|k| Owner {
+            key: k.clone(),
             app: None,
             sandbox: Some(s.id.clone()),
-        };
+        })
+        .chain(s.b24_apps.iter().map(|a| Owner {
+            key: format!("app:{}", a.id),
+            app: Some(a.id.clone()),
+            sandbox: Some(s.id.clone()),
+        }));
+    for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| *want == o.key)) {
+        let key = &owner.key;
         for svc in state.catalog.services().iter().filter(|svc| {
-            f.service
-                .as_ref()
-                .is_none_or(|want| want == svc.id.as_str())
+            (owner.app.is_none() || svc.id == ServiceId::B24)
+                && f.service
+                    .as_ref()
+                    .is_none_or(|want| want == svc.id.as_str())
         }) {
             for g in svc
                 .groups

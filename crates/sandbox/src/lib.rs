@@ -37,7 +37,9 @@ use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
 pub use services::wb::WbSpecs;
-pub use tenants::{AppRecord, DATA_FILE, SandboxRecord, Tenants, new_key};
+pub use tenants::{
+    AppRecord, ChaosRecord, DATA_FILE, SandboxRecord, SettingsRecord, Tenants, new_key,
+};
 
 /// How the sandbox runs. Parsed and validated once, then passed by value.
 #[derive(Debug, Clone)]

@@ -149,7 +149,7 @@ impl Metrics {
         header(
             &mut out,
             "apistend_scenarios_total",
-            "Scenarios asked for with X-Mock-Scenario.",
+            "Scenarios answered: asked for with X-Mock-Scenario, or drawn from a sandbox's default scenario.",
         );
         for (s, id) in ServiceId::ALL.iter().enumerate() {
             for (i, c) in self.scenarios.get(s).into_iter().flatten().enumerate() {

@@ -147,7 +147,8 @@ pub(crate) async fn handle(
     let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
     let method = req.method().clone();
     let mut group = usize::MAX;
-    let resp = handle_inner(&state, id, &rest, req, &mut group).await;
+    let mut chaos = false;
+    let resp = handle_inner(&state, id, &rest, req, &mut group, &mut chaos).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -159,7 +160,9 @@ pub(crate) async fn handle(
         status,
         scenario == Some(Scenario::RateLimit.name()),
     );
-    if asked_scenario && let Some(sc) = scenario {
+    if (asked_scenario || chaos)
+        && let Some(sc) = scenario
+    {
         state.metrics.scenario(id, sc);
     }
     tracing::debug!(request, service = %id, %method, path = %rest, status, scenario, "answered");
@@ -172,6 +175,7 @@ async fn handle_inner(
     rest: &str,
     req: Request<Body>,
     group: &mut usize,
+    chaos: &mut bool,
 ) -> Response<Body> {
     let service = state.catalog.service(id);
     let started = unix_now();
@@ -237,8 +241,16 @@ async fn handle_inner(
     if principal.is_none() {
         return plain(ErrorKind::Unauthorized, &decision);
     }
+    let defaults = owner
+        .sandbox
+        .as_deref()
+        .and_then(|s| state.tenants.defaults(s));
     let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
-        None => None,
+        None => {
+            let drawn = defaults.as_ref().and_then(|d| d.draw());
+            *chaos = drawn.is_some();
+            drawn
+        }
         Some(s) => match Scenario::parse(s) {
             Some(sc) => Some(sc),
             None => {
@@ -251,7 +263,12 @@ async fn handle_inner(
         },
     };
     let delay = match header(&parts.headers, X_MOCK_DELAY) {
-        None => Duration::from_millis(u64::from(state.latency_ms(id))),
+        None => Duration::from_millis(
+            defaults
+                .as_ref()
+                .and_then(|d| d.latency_ms)
+                .unwrap_or_else(|| u64::from(state.latency_ms(id))),
+        ),
         Some(v) => match v.parse::<u64>() {
             Ok(ms) if ms <= state.limits.max_delay_ms => Duration::from_millis(ms),
             _ => {

@@ -1,10 +1,11 @@
-//! Sandboxes, their keys, Bitrix24 local applications and per-sandbox limits, kept in an
+//! Sandboxes, their keys, Bitrix24 local applications, per-sandbox limits and defaults, kept in an
 //! embedded JSON file under the data directory (written atomically: a temporary file, then a
 //! rename). Every change is written before it is answered, so a restart keeps it; a revoked key
 //! stops working at once.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -12,12 +13,13 @@ use apistend_limiter::{Algorithm, Quota};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SandboxError;
+use crate::scenario::Scenario;
 
 /// The name of the data file inside `--data DIR`.
 pub const DATA_FILE: &str = "apistend-data.json";
 
 /// One sandbox: an isolated set of keys, buckets and limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SandboxRecord {
     /// Its id.
@@ -32,6 +34,9 @@ pub struct SandboxRecord {
     /// Limit groups whose quota this sandbox changes.
     #[serde(default)]
     pub limits: Vec<LimitRecord>,
+    /// What its requests get when they ask for nothing.
+    #[serde(default)]
+    pub settings: SettingsRecord,
     /// RFC 3339 creation time.
     pub created_at: String,
 }
@@ -62,6 +67,99 @@ pub struct LimitRecord {
     pub algorithm: String,
 }
 
+/// A sandbox's defaults for requests that ask for nothing themselves.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SettingsRecord {
+    /// Latency of every answer, in milliseconds, when a request sends no `X-Mock-Delay` (instead
+    /// of the service's own profile).
+    #[serde(default)]
+    pub latency_ms: Option<u64>,
+    /// A scenario drawn at random for requests that send no `X-Mock-Scenario`.
+    #[serde(default)]
+    pub scenario: Option<ChaosRecord>,
+}
+
+/// Reproducible chaos: the n-th request of the sandbox (counted from when this was set, or from
+/// start) gets `scenario` when a hash of (`seed`, n) falls below `probability`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ChaosRecord {
+    /// A scenario name, as `X-Mock-Scenario` takes it.
+    pub name: String,
+    /// From 0 to 1.
+    pub probability: f64,
+    /// The same seed gives the same sequence of hits.
+    pub seed: u64,
+}
+
+impl SettingsRecord {
+    /// Checks the settings, saying what is wrong.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for an unknown scenario, a probability outside 0..=1, or a
+    /// latency above `max_delay_ms`.
+    pub fn validate(&self, max_delay_ms: u64) -> Result<(), SandboxError> {
+        if let Some(ms) = self.latency_ms
+            && ms > max_delay_ms
+        {
+            return Err(SandboxError::Config(format!(
+                "latency_ms: at most {max_delay_ms} (the server's largest delay), got {ms}"
+            )));
+        }
+        if let Some(c) = &self.scenario {
+            if Scenario::parse(&c.name).is_none() {
+                return Err(SandboxError::Config(format!(
+                    "scenario.name: unknown scenario {:?}; valid: {}",
+                    c.name,
+                    Scenario::valid_list()
+                )));
+            }
+            if !(0.0..=1.0).contains(&c.probability) {
+                return Err(SandboxError::Config(format!(
+                    "scenario.probability: from 0 to 1, got {}",
+                    c.probability
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A sandbox's defaults as the pipeline uses them.
+#[derive(Debug)]
+pub(crate) struct Defaults {
+    pub(crate) latency_ms: Option<u64>,
+    chaos: Option<Chaos>,
+}
+
+#[derive(Debug)]
+struct Chaos {
+    record: ChaosRecord,
+    scenario: Scenario,
+    drawn: AtomicU64,
+}
+
+impl Defaults {
+    /// The scenario the next request gets, if the dice say so.
+    pub(crate) fn draw(&self) -> Option<Scenario> {
+        let c = self.chaos.as_ref()?;
+        let n = c.drawn.fetch_add(1, Ordering::Relaxed);
+        hit(c.record.seed, n, c.record.probability).then_some(c.scenario)
+    }
+}
+
+/// Whether draw `n` of `seed` falls below `p` (splitmix64 of the pair, as a fraction of 2^64).
+fn hit(seed: u64, n: u64, p: f64) -> bool {
+    let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    #[allow(clippy::cast_precision_loss)]
+    let x = (z >> 11) as f64 / (1u64 << 53) as f64;
+    x < p
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct DataFile {
     version: u32,
@@ -86,13 +184,44 @@ struct Index {
     /// sandbox → service → group → quota: looked up by `&str` at each level on every request, so
     /// no key is built for the lookup.
     quotas: HashMap<String, HashMap<String, HashMap<String, Quota>>>,
+    /// sandbox → its defaults, for the sandboxes that set any.
+    defaults: HashMap<String, Arc<Defaults>>,
 }
 
 impl Index {
-    fn rebuild(data: DataFile) -> Self {
+    /// Indexes `data`. Chaos that did not change keeps its count of draws, so that an unrelated
+    /// change (a new key) does not restart the sequence.
+    fn rebuild(data: DataFile, previous: &HashMap<String, Arc<Defaults>>) -> Self {
         let mut by_credential = HashMap::new();
         let mut quotas = HashMap::new();
+        let mut defaults = HashMap::new();
         for s in &data.sandboxes {
+            let st = &s.settings;
+            if st.latency_ms.is_some() || st.scenario.is_some() {
+                let old = previous.get(&s.id);
+                let same = old.is_some_and(|o| {
+                    o.latency_ms == st.latency_ms
+                        && o.chaos.as_ref().map(|c| &c.record) == st.scenario.as_ref()
+                });
+                let d = match old {
+                    Some(o) if same => Arc::clone(o),
+                    _ => Arc::new(Defaults {
+                        latency_ms: st.latency_ms,
+                        chaos: st.scenario.as_ref().and_then(|c| {
+                            Some(Chaos {
+                                record: c.clone(),
+                                scenario: Scenario::parse(&c.name)?,
+                                drawn: AtomicU64::new(
+                                    old.and_then(|o| o.chaos.as_ref())
+                                        .filter(|oc| oc.record == *c)
+                                        .map_or(0, |oc| oc.drawn.load(Ordering::Relaxed)),
+                                ),
+                            })
+                        }),
+                    }),
+                };
+                defaults.insert(s.id.clone(), d);
+            }
             let sandbox: Arc<str> = s.id.as_str().into();
             for k in &s.keys {
                 by_credential.insert(
@@ -128,6 +257,7 @@ impl Index {
             data,
             by_credential,
             quotas,
+            defaults,
         }
     }
 }
@@ -172,7 +302,7 @@ impl Tenants {
             }
         };
         Ok(Self {
-            index: Arc::new(RwLock::new(Index::rebuild(data))),
+            index: Arc::new(RwLock::new(Index::rebuild(data, &HashMap::new()))),
             file: Some(file),
         })
     }
@@ -198,6 +328,12 @@ impl Tenants {
     pub(crate) fn quota(&self, sandbox: &str, service: &str, group: &str) -> Option<Quota> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         index.quotas.get(sandbox)?.get(service)?.get(group).copied()
+    }
+
+    /// The sandbox's defaults, if it set any.
+    pub(crate) fn defaults(&self, sandbox: &str) -> Option<Arc<Defaults>> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.defaults.get(sandbox).cloned()
     }
 
     /// All sandboxes.
@@ -353,6 +489,66 @@ impl Tenants {
         })
     }
 
+    /// Sets the sandbox's defaults (already validated); setting a scenario again restarts its
+    /// sequence of draws.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for an unknown sandbox; [`SandboxError::Data`] when the data file
+    /// cannot be written.
+    pub fn set_settings(&self, id: &str, settings: SettingsRecord) -> Result<(), SandboxError> {
+        self.index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .defaults
+            .remove(id);
+        self.change(|data| {
+            let s = data
+                .sandboxes
+                .iter_mut()
+                .find(|s| s.id == id)
+                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            s.settings = settings;
+            Ok(())
+        })
+    }
+
+    /// A new Bitrix24 local application of the sandbox `id`, with a bucket of its own.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for an unknown sandbox; [`SandboxError::Data`] when the data file
+    /// cannot be written.
+    pub fn add_app(&self, id: &str) -> Result<AppRecord, SandboxError> {
+        let app = AppRecord {
+            id: new_id("app"),
+            token: format!("at_{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
+        };
+        self.change(|data| {
+            let s = data
+                .sandboxes
+                .iter_mut()
+                .find(|s| s.id == id)
+                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            s.b24_apps.push(app.clone());
+            Ok(app)
+        })
+    }
+
+    /// Removes the application `app` of the sandbox `id` (its token stops working at once);
+    /// `false` when there is no such application.
+    ///
+    /// # Errors
+    /// [`SandboxError::Data`] when the data file cannot be written.
+    pub fn remove_app(&self, id: &str, app: &str) -> Result<bool, SandboxError> {
+        self.change(|data| {
+            let Some(s) = data.sandboxes.iter_mut().find(|s| s.id == id) else {
+                return Ok(false);
+            };
+            let before = s.b24_apps.len();
+            s.b24_apps.retain(|a| a.id != app);
+            Ok(s.b24_apps.len() != before)
+        })
+    }
+
     /// The whole state as JSON (for sharing through Redis).
     pub(crate) fn to_json(&self) -> Result<String, SandboxError> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
@@ -365,7 +561,7 @@ impl Tenants {
             .map_err(|e| SandboxError::Data(format!("shared state: {e}")))?;
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
         self.persist(&data)?;
-        *index = Index::rebuild(data);
+        *index = Index::rebuild(data, &index.defaults);
         Ok(())
     }
 
@@ -383,7 +579,7 @@ impl Tenants {
         } else {
             Ok(())
         };
-        *index = Index::rebuild(data);
+        *index = Index::rebuild(data, &index.defaults);
         written?;
         result
     }
@@ -411,6 +607,7 @@ fn new_record(name: &str, key: &str) -> SandboxRecord {
             token: format!("{key}-app"),
         }],
         limits: Vec::new(),
+        settings: SettingsRecord::default(),
         created_at: crate::clock::rfc3339(crate::clock::unix_now()),
     }
 }
@@ -433,4 +630,41 @@ pub(crate) fn new_id(prefix: &str) -> String {
 /// A random API key.
 pub fn new_key() -> String {
     format!("ak_{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_follow_the_seed_and_the_probability() {
+        let pattern = |seed| (0..1000).map(|n| hit(seed, n, 0.25)).collect::<Vec<_>>();
+        assert_eq!(pattern(7), pattern(7));
+        assert_ne!(pattern(7), pattern(8));
+        let hits = pattern(7).iter().filter(|h| **h).count();
+        assert!((200..300).contains(&hits), "{hits}");
+        assert!((0..100).all(|n| !hit(3, n, 0.0) && hit(3, n, 1.0)));
+    }
+
+    #[test]
+    fn an_unrelated_change_keeps_the_sequence_a_new_setting_restarts_it() {
+        let t = Tenants::in_memory();
+        let s = t.create("chaos").unwrap();
+        let settings = SettingsRecord {
+            latency_ms: None,
+            scenario: Some(ChaosRecord {
+                name: "server_error".into(),
+                probability: 0.5,
+                seed: 1,
+            }),
+        };
+        t.set_settings(&s.id, settings.clone()).unwrap();
+        let first: Vec<_> = (0..20).map(|_| t.defaults(&s.id).unwrap().draw()).collect();
+        t.add_key(&s.id, "another-key").unwrap();
+        let next = t.defaults(&s.id).unwrap().draw();
+        t.set_settings(&s.id, settings).unwrap();
+        let again: Vec<_> = (0..21).map(|_| t.defaults(&s.id).unwrap().draw()).collect();
+        assert_eq!(again[..20], first[..]);
+        assert_eq!(again[20], next, "the 21st draw continued after the new key");
+    }
 }

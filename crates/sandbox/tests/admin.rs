@@ -354,11 +354,21 @@ async fn the_openapi_document_matches_the_routes() {
         "/api/v1/sandboxes/{id}/keys/{key}",
         "/api/v1/sandboxes/{id}/limits/{service}/{group}",
         "/api/v1/sandboxes/{id}/buckets",
+        "/api/v1/sandboxes/{id}/b24-apps",
+        "/api/v1/sandboxes/{id}/b24-apps/{app}",
+        "/api/v1/sandboxes/{id}/settings",
     ] {
         assert!(paths.contains_key(required), "{required} is documented");
     }
     // Every documented operation answers its documented success status (deletes last).
     let (id, key) = a.create().await;
+    let sandbox: Value = a
+        .call(Method::GET, &format!("/api/v1/sandboxes/{id}"), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let app = sandbox["b24_apps"][0]["id"].as_str().unwrap().to_owned();
     let mut ops: Vec<(String, String, u16)> = Vec::new();
     for (path, item) in paths {
         for (method, op) in item.as_object().unwrap() {
@@ -378,9 +388,16 @@ async fn the_openapi_document_matches_the_routes() {
         let concrete = path
             .replace("{id}", &id)
             .replace("{key}", &key)
+            .replace("{app}", &app)
             .replace("{service}", "ozon")
             .replace("{group}", "client");
-        let body = (method == "put").then(|| json!({"burst": 3, "interval_ms": 1000}));
+        let body = (method == "put").then(|| {
+            if path.ends_with("/settings") {
+                json!({"latency_ms": 0})
+            } else {
+                json!({"burst": 3, "interval_ms": 1000})
+            }
+        });
         let r = a
             .call(method.to_uppercase().parse().unwrap(), &concrete, body)
             .await;
@@ -412,4 +429,196 @@ async fn the_management_api_has_its_own_rate_limit_with_ietf_headers() {
         a.create().await
     };
     assert_eq!(a.ozon(&key).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn bitrix_local_apps_have_buckets_of_their_own_and_die_with_their_removal() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (id, key) = a.create().await;
+    let r = a
+        .call(
+            Method::POST,
+            &format!("/api/v1/sandboxes/{id}/b24-apps"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let app: Value = r.json().await.unwrap();
+    let (app_id, token) = (app["id"].as_str().unwrap(), app["token"].as_str().unwrap());
+    let list: Value = a
+        .call(
+            Method::GET,
+            &format!("/api/v1/sandboxes/{id}/b24-apps"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(list.as_array().unwrap().iter().any(|x| x["id"] == app_id));
+    let b24 = |cred: String| {
+        a.c.post(format!("{}/b24/rest/profile?{cred}", s.base))
+            .header("X-Mock-Delay", "0")
+            .send()
+    };
+    // Five calls by the app, one by the key: the app's bucket shows five, the key's one.
+    for _ in 0..5 {
+        assert_eq!(b24(format!("auth={token}")).await.unwrap().status(), 200);
+    }
+    let r =
+        a.c.post(format!("{}/b24/rest/profile", s.base))
+            .header("X-Mock-Key", &key)
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 200);
+    let rows: Value = a
+        .call(
+            Method::GET,
+            &format!("/api/v1/sandboxes/{id}/buckets?service=b24"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let spent = |who: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == who)
+            .map(|r| r["limit"].as_u64().unwrap() - r["remaining"].as_u64().unwrap())
+    };
+    assert_eq!(spent(&format!("app:{app_id}")), Some(5), "{rows}");
+    assert_eq!(spent(&key), Some(1), "{rows}");
+    // Removed: its token is an unknown credential at once.
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{id}/b24-apps/{app_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(b24(format!("auth={token}")).await.unwrap().status(), 401);
+    let r = a
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/sandboxes/{id}/b24-apps/{app_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+}
+
+#[tokio::test]
+async fn default_latency_and_a_reproducible_default_scenario() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (id, key) = a.create().await;
+    let settings = format!("/api/v1/sandboxes/{id}/settings");
+    // Bad settings are refused, saying what is wrong.
+    for (body, want) in [
+        (
+            json!({"scenario": {"name": "nope", "probability": 0.5}}),
+            422,
+        ),
+        (
+            json!({"scenario": {"name": "server_error", "probability": 1.5}}),
+            422,
+        ),
+        (json!({"latency_ms": 999_999_999}), 422),
+        (json!({"latency": 5}), 400),
+    ] {
+        let r = a.call(Method::PUT, &settings, Some(body.clone())).await;
+        assert_eq!(r.status().as_u16(), want, "{body}");
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+    }
+    // A default latency applies to requests that send no X-Mock-Delay.
+    let r = a
+        .call(Method::PUT, &settings, Some(json!({"latency_ms": 300})))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let ozon = |delay: Option<&'static str>| {
+        let r =
+            a.c.post(format!("{}/ozon/v3/product/list", s.base))
+                .header("Client-Id", "1")
+                .header("Api-Key", &key);
+        match delay {
+            Some(d) => r.header("X-Mock-Delay", d),
+            None => r,
+        }
+        .send()
+    };
+    let t = std::time::Instant::now();
+    assert_eq!(ozon(None).await.unwrap().status(), 200);
+    assert!(t.elapsed() >= std::time::Duration::from_millis(300));
+    // A default scenario with a seed: the same seed gives the same sequence again.
+    let chaos = json!({"scenario": {"name": "server_error", "probability": 0.3, "seed": 42}});
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let r = a.call(Method::PUT, &settings, Some(chaos.clone())).await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let r = a
+            .call(
+                Method::DELETE,
+                &format!("/api/v1/sandboxes/{id}/buckets"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::NO_CONTENT);
+        let mut pattern = Vec::new();
+        for _ in 0..30 {
+            let r = ozon(Some("0")).await.unwrap();
+            let status = r.status().as_u16();
+            if status == 500 {
+                assert_eq!(r.headers()["x-apistend-scenario"], "server_error");
+            }
+            pattern.push(status);
+        }
+        runs.push(pattern);
+    }
+    assert_eq!(runs[0], runs[1], "a seed replays the same chaos");
+    let failures = runs[0].iter().filter(|s| **s == 500).count();
+    assert!((3..=18).contains(&failures), "{:?}", runs[0]);
+    assert!(runs[0].iter().all(|s| *s == 200 || *s == 500));
+    // X-Mock-Scenario still wins; the drawn scenarios are counted in /metrics.
+    let r =
+        a.c.post(format!("{}/ozon/v3/product/list", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", &key)
+            .header("X-Mock-Delay", "0")
+            .header("X-Mock-Scenario", "not_found")
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), 404);
+    let metrics =
+        a.c.get(format!("{}/metrics", s.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+    let want = format!(
+        r#"apistend_scenarios_total{{service="ozon",scenario="server_error"}} {}"#,
+        failures * 2
+    );
+    assert!(metrics.lines().any(|l| l == want), "{want} in\n{metrics}");
+    // Settings are part of the sandbox, and another sandbox is untouched.
+    let v: Value = a
+        .call(Method::GET, &settings, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["scenario"]["seed"], 42);
+    let (_, other) = a.create().await;
+    for _ in 0..10 {
+        assert_eq!(a.ozon(&other).await, StatusCode::OK);
+    }
 }
