@@ -175,6 +175,7 @@ struct Inner {
     connecting: tokio::sync::Mutex<()>,
     next_attempt: AtomicU64,
     degraded: AtomicBool,
+    fallback_decisions: AtomicU64,
     fallback: MemoryStore<Arc<dyn Clock>>,
     wall: SystemClock,
 }
@@ -256,6 +257,7 @@ impl RedisStore {
                 connecting: tokio::sync::Mutex::new(()),
                 next_attempt: AtomicU64::new(0),
                 degraded: AtomicBool::new(false),
+                fallback_decisions: AtomicU64::new(0),
                 fallback: MemoryStore::with_clock(fallback_clock),
                 wall: SystemClock::new(),
                 config,
@@ -347,6 +349,16 @@ impl RedisStore {
         self.inner.degraded.load(Ordering::Relaxed)
     }
 
+    /// How many decisions the local fallback store made since start (Redis could not answer).
+    pub fn fallback_decisions(&self) -> u64 {
+        self.inner.fallback_decisions.load(Ordering::Relaxed)
+    }
+
+    /// Keys held by the local fallback store.
+    pub fn fallback_len(&self) -> usize {
+        self.inner.fallback.len()
+    }
+
     /// Sends `PING`; `Ok` when Redis answers within the timeout (for readiness probes).
     ///
     /// # Errors
@@ -392,6 +404,9 @@ impl RedisStore {
                             tracing::warn!(error = %err, "Redis cannot answer; deciding with the local fallback store until it is back");
                         }
                         record_fallback(STORE);
+                        self.inner
+                            .fallback_decisions
+                            .fetch_add(1, Ordering::Relaxed);
                         Ok(self.inner.fallback.apply(&full, quota, op))
                     }
                 }

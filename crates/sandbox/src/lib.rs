@@ -354,7 +354,7 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
         return Response::new(Body::from("ok"));
     }
     if path == "/metrics" {
-        let mut r = Response::new(Body::from(state.metrics.render()));
+        let mut r = Response::new(Body::from(state.metrics.render(&state.store)));
         r.headers_mut().insert(
             http::header::CONTENT_TYPE,
             http::HeaderValue::from_static("text/plain; version=0.0.4"),

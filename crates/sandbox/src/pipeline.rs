@@ -119,6 +119,16 @@ impl Answer {
     }
 }
 
+/// What the metrics need to know of a request besides its answer.
+struct Seen {
+    /// The operation's own limit group (an index into the service's groups).
+    group: usize,
+    /// Whether the scenario was drawn from the sandbox's default scenario.
+    chaos: bool,
+    /// The bucket's (remaining, limit) after the request's token.
+    fill: Option<(u32, u32)>,
+}
+
 /// Which service a path belongs to, and the rest of the path.
 pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
     ServiceId::ALL.into_iter().find_map(|id| {
@@ -146,9 +156,12 @@ pub(crate) async fn handle(
     let request = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
     let method = req.method().clone();
-    let mut group = usize::MAX;
-    let mut chaos = false;
-    let resp = handle_inner(&state, id, &rest, req, &mut group, &mut chaos).await;
+    let mut seen = Seen {
+        group: usize::MAX,
+        chaos: false,
+        fill: None,
+    };
+    let resp = handle_inner(&state, id, &rest, req, &mut seen).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -156,11 +169,14 @@ pub(crate) async fn handle(
         .and_then(|v| v.to_str().ok());
     state.metrics.request(
         id,
-        group,
+        seen.group,
         status,
         scenario == Some(Scenario::RateLimit.name()),
     );
-    if (asked_scenario || chaos)
+    if let Some((remaining, limit)) = seen.fill {
+        state.metrics.fill(id, seen.group, remaining, limit);
+    }
+    if (asked_scenario || seen.chaos)
         && let Some(sc) = scenario
     {
         state.metrics.scenario(id, sc);
@@ -174,8 +190,7 @@ async fn handle_inner(
     id: ServiceId,
     rest: &str,
     req: Request<Body>,
-    group: &mut usize,
-    chaos: &mut bool,
+    seen: &mut Seen,
 ) -> Response<Body> {
     let service = state.catalog.service(id);
     let started = unix_now();
@@ -217,7 +232,7 @@ async fn handle_inner(
         .and_then(|c| state.tenants.lookup(c));
     let owner = Owner::new(principal.as_ref(), call.credential.as_deref());
     let host = call.host.as_deref();
-    *group = resolved.groups.first().copied().unwrap_or(usize::MAX);
+    seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
     // Limit first: every request spends a token, whatever follows.
     let charge = match buckets::take(&state.store, &state.tenants, &resolved, &owner, host).await {
@@ -230,6 +245,7 @@ async fn handle_inner(
     };
     let mut decision = charge.decision;
     let limit = decision.limit;
+    seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
         return rejection(service, &decision, &meta.ctx(limit)).into_response();
     }
@@ -248,7 +264,7 @@ async fn handle_inner(
     let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
         None => {
             let drawn = defaults.as_ref().and_then(|d| d.draw());
-            *chaos = drawn.is_some();
+            seen.chaos = drawn.is_some();
             drawn
         }
         Some(s) => match Scenario::parse(s) {

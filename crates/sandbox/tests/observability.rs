@@ -57,6 +57,12 @@ async fn metrics_count_requests_rejections_and_scenarios() {
         r#"apistend_rate_limited_total{service="ozon",group="client"} 1"#,
         r#"apistend_scenarios_total{service="ozon",scenario="server_error"} 1"#,
         "apistend_store_errors_total 0",
+        // Each request's share of the bucket left: ½, then 0 twice (the last one refused).
+        r#"apistend_bucket_fill_ratio_bucket{service="ozon",group="client",le="0"} 2"#,
+        r#"apistend_bucket_fill_ratio_bucket{service="ozon",group="client",le="0.5"} 3"#,
+        r#"apistend_bucket_fill_ratio_count{service="ozon",group="client"} 3"#,
+        r#"apistend_bucket_fill_ratio_sum{service="ozon",group="client"} 0.5"#,
+        r#"apistend_store_degraded{store="memory"} 0"#,
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line} in\n{text}");
     }

@@ -94,6 +94,26 @@ async fn redis_going_away_and_coming_back_under_load() {
         503,
         "and says so"
     );
+    let metrics = |c: reqwest::Client, base: String| async move {
+        c.get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let text = metrics(c.clone(), s.base.clone()).await;
+    assert!(
+        text.lines()
+            .any(|l| l == r#"apistend_store_degraded{store="redis"} 1"#),
+        "{text}"
+    );
+    let fallbacks = text
+        .lines()
+        .find_map(|l| l.strip_prefix(r#"apistend_store_fallback_decisions_total{store="redis"} "#))
+        .unwrap();
+    assert!(fallbacks.parse::<u64>().unwrap() >= 50, "{text}");
     redis.restart();
     let mut back = false;
     for _ in 0..100 {
@@ -113,6 +133,12 @@ async fn redis_going_away_and_coming_back_under_load() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(back, "the buckets are in Redis again once it is back");
+    let text = metrics(c.clone(), s.base.clone()).await;
+    assert!(
+        text.lines()
+            .any(|l| l == r#"apistend_store_degraded{store="redis"} 0"#),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
