@@ -39,15 +39,31 @@ pub(crate) struct ServeArgs {
     /// Longest hold of the `timeout` scenario, in milliseconds.
     #[arg(long, default_value_t = 30_000)]
     max_timeout_ms: u64,
+    /// Log lines on stderr: `text` for people, `json` (one object per line) for a log pipeline.
+    /// The level comes from `RUST_LOG` (default `info`).
+    #[arg(long, env = "APISTEND_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// The format of log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).init(),
+    }
     let mut config = SandboxConfig::new(&args.data);
     config.demo_key = args.demo_key;
     config.wb_openapi = args.wb_openapi;

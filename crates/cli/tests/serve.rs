@@ -184,3 +184,78 @@ fn ten_thousand_concurrent_delayed_requests_are_served() {
     assert!(elapsed < Duration::from_secs(120), "{elapsed:?}");
     eprintln!("10 000 requests delayed 2 s each: {elapsed:?}");
 }
+
+#[test]
+fn json_logs_carry_the_request_id_of_the_error_body() {
+    let dir = temp_dir("logs");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--demo-key",
+            "k",
+            "--data",
+        ])
+        .arg(&dir)
+        .args(["--log-format", "json"])
+        .env("RUST_LOG", "apistend_sandbox=debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = stdout
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("APIStend sandbox listening on ")
+                .map(str::to_owned)
+        })
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let body: serde_json::Value = rt.block_on(async {
+        let r = reqwest::Client::new()
+            .get(format!("{base}/wb/content/v2/object/all"))
+            .header("Authorization", "not-a-key")
+            .header("X-Request-Id", "trace-4711")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+        r.json().await.unwrap()
+    });
+    assert_eq!(body["requestId"], "trace-4711", "{body}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = Vec::new();
+    let line = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            let _ = child.kill();
+            panic!("no log line with the request id in {seen:#?}");
+        };
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        if v["request_id"] == "trace-4711" {
+            break v;
+        }
+        seen.push(line);
+    };
+    assert_eq!(line["level"], "DEBUG");
+    assert_eq!(line["status"], 401);
+    assert_eq!(line["service"], "wb");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -36,21 +36,45 @@ struct Answer {
     mode: BodyMode,
 }
 
-/// The request id and timestamp of error bodies, made only when an error body needs them.
+/// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
+const X_REQUEST_ID: &str = "x-request-id";
+
+/// The request id (of logs and error bodies) and the timestamp of error bodies, made only when
+/// something needs them: most answers need neither.
 struct Meta {
     started: f64,
-    strings: std::sync::OnceLock<(String, String)>,
+    /// The caller's `X-Request-Id`, when it is a usable one.
+    given: Option<String>,
+    id: std::sync::OnceLock<String>,
+    timestamp: std::sync::OnceLock<String>,
 }
 
 impl Meta {
+    fn new(headers: &http::HeaderMap) -> Self {
+        let given = headers
+            .get(X_REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+            .map(str::to_owned);
+        Self {
+            started: unix_now(),
+            given,
+            id: std::sync::OnceLock::new(),
+            timestamp: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn id(&self) -> &str {
+        self.id.get_or_init(|| {
+            self.given
+                .clone()
+                .unwrap_or_else(|| format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)))
+        })
+    }
+
     fn ctx(&self, limit: u32) -> ErrorContext<'_> {
-        let (id, ts) = self.strings.get_or_init(|| {
-            (
-                format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
-                rfc3339(self.started),
-            )
-        });
-        ErrorContext::new(id, ts, limit)
+        let ts = self.timestamp.get_or_init(|| rfc3339(self.started));
+        ErrorContext::new(self.id(), ts, limit)
     }
 }
 
@@ -145,15 +169,15 @@ pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
 }
 
 /// Answers one request of service `id` and counts it: by limit group, status, rejection and
-/// scenario. Each request gets a sequence number for the logs (`RUST_LOG=apistend_sandbox=debug`).
+/// scenario. Every request is logged at debug level (`RUST_LOG=apistend_sandbox=debug`) with its
+/// request id: the caller's `X-Request-Id`, or the id of its error body.
 pub(crate) async fn handle(
     state: Arc<AppState>,
     id: ServiceId,
     rest: String,
     req: Request<Body>,
 ) -> Response<Body> {
-    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let request = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let meta = Meta::new(req.headers());
     let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
     let method = req.method().clone();
     let mut seen = Seen {
@@ -161,7 +185,7 @@ pub(crate) async fn handle(
         chaos: false,
         fill: None,
     };
-    let resp = handle_inner(&state, id, &rest, req, &mut seen).await;
+    let resp = handle_inner(&state, id, &rest, req, &meta, &mut seen).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -181,7 +205,9 @@ pub(crate) async fn handle(
     {
         state.metrics.scenario(id, sc);
     }
-    tracing::debug!(request, service = %id, %method, path = %rest, status, scenario, "answered");
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        tracing::debug!(request_id = meta.id(), service = %id, %method, path = %rest, status, scenario, "answered");
+    }
     resp
 }
 
@@ -190,14 +216,11 @@ async fn handle_inner(
     id: ServiceId,
     rest: &str,
     req: Request<Body>,
+    meta: &Meta,
     seen: &mut Seen,
 ) -> Response<Body> {
     let service = state.catalog.service(id);
-    let started = unix_now();
-    let meta = Meta {
-        started,
-        strings: std::sync::OnceLock::new(),
-    };
+    let started = meta.started;
     let (parts, body) = req.into_parts();
     let read = tokio::time::timeout(
         state.limits.read_timeout,
@@ -239,7 +262,7 @@ async fn handle_inner(
         Ok(c) => c,
         Err(e) => {
             state.metrics.store_error();
-            tracing::error!(error = %e, "rate-limit store failed");
+            tracing::error!(request_id = meta.id(), error = %e, "rate-limit store failed");
             return Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(0)).into_response();
         }
     };
@@ -334,7 +357,7 @@ async fn handle_inner(
         }
         Some(Scenario::NotFound) => Answer::error(service, &ErrorKind::NotFound, &meta.ctx(limit)),
         Some(Scenario::Conflict) => Answer::error(service, &ErrorKind::Conflict, &meta.ctx(limit)),
-        _ => success(state, service, &resolved, &call, &meta, limit),
+        _ => success(state, service, &resolved, &call, meta, limit),
     };
     match scenario {
         Some(Scenario::Malformed) if answer.status < 300 => answer.mode = BodyMode::Truncated,
@@ -364,7 +387,9 @@ async fn handle_inner(
         {
             Ok(Some(after)) => decision = after,
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "could not charge the extra cost"),
+            Err(e) => {
+                tracing::warn!(request_id = meta.id(), error = %e, "could not charge the extra cost");
+            }
         }
     }
     let mut answer = answer.rate(service.rate_headers(&decision, false));

@@ -17,7 +17,7 @@ mod support;
 use std::time::Duration;
 
 use apistend_catalog::Overrides;
-use apistend_testkit::RedisServer;
+use apistend_testkit::{RedisCluster, RedisServer};
 
 const QUOTA: &str = "[ozon.groups.client]\nburst = 5\ninterval_ms = 60000\n";
 
@@ -147,8 +147,24 @@ async fn sandboxes_and_keys_are_shared_by_instances_on_one_redis() {
     else {
         return;
     };
+    shares_sandboxes_keys_and_buckets(redis.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxes_keys_and_buckets_are_shared_on_a_redis_cluster() {
+    let Some(cluster) =
+        RedisCluster::start("sandboxes_keys_and_buckets_are_shared_on_a_redis_cluster")
+    else {
+        return;
+    };
+    shares_sandboxes_keys_and_buckets(cluster.url()).await;
+}
+
+/// Two instances on the Redis at `url`: a sandbox created on one works on the other, together
+/// they admit exactly its burst, and a key revoked on one stops on the other.
+async fn shares_sandboxes_keys_and_buckets(url: String) {
     let tune = |c: apistend_sandbox::SandboxConfig| {
-        c.with_redis(redis.url()).with_admin_token("shared-admin")
+        c.with_redis(url.clone()).with_admin_token("shared-admin")
     };
     let a = support::start(tune).await;
     let b = support::start(tune).await;
@@ -191,6 +207,71 @@ async fn sandboxes_and_keys_are_shared_by_instances_on_one_redis() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(seen, "a key created on one instance works on the other");
+    // A limit set on one instance, then the bucket drained through both: exactly its burst.
+    let r = c
+        .put(format!(
+            "{}/api/v1/sandboxes/{id}/limits/ozon/client",
+            a.base
+        ))
+        .bearer_auth("shared-admin")
+        .json(&serde_json::json!({"burst": 6, "interval_ms": 60000}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut adopted = false;
+    for _ in 0..100 {
+        let v: serde_json::Value = c
+            .get(format!("{}/api/v1/sandboxes/{id}", b.base))
+            .bearer_auth("shared-admin")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if v["limits"].as_array().is_some_and(|l| !l.is_empty()) {
+            adopted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(adopted, "the other instance adopts the limit");
+    let r = c
+        .delete(format!("{}/api/v1/sandboxes/{id}/buckets", b.base))
+        .bearer_auth("shared-admin")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let on_a = |key: String| {
+        let c = c.clone();
+        let base = a.base.clone();
+        async move {
+            c.post(format!("{base}/ozon/v3/product/list"))
+                .header("Client-Id", "1")
+                .header("Api-Key", key)
+                .header("X-Mock-Delay", "0")
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    let mut admitted = 0;
+    for i in 0..10 {
+        let code = if i % 2 == 0 {
+            on_a(key.clone()).await
+        } else {
+            on_b(key.clone()).await
+        };
+        admitted += u32::from(code == 200);
+    }
+    assert_eq!(
+        admitted, 6,
+        "two instances admit together exactly the sandbox's burst"
+    );
     let r = c
         .delete(format!("{}/api/v1/sandboxes/{id}/keys/{key}", a.base))
         .bearer_auth("shared-admin")
