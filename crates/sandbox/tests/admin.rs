@@ -276,7 +276,7 @@ async fn one_sandbox_cannot_see_or_touch_another() {
 }
 
 #[tokio::test]
-async fn a_restart_keeps_sandboxes_keys_limits_and_the_admin_token() {
+async fn a_restart_keeps_sandboxes_keys_limits_settings_apps_and_the_admin_token() {
     let dir = support::temp_dir();
     let (id, key, token) = {
         let s = support::start_in(dir.clone(), |c| c).await;
@@ -304,6 +304,21 @@ async fn a_restart_keeps_sandboxes_keys_limits_and_the_admin_token() {
         .send()
         .await
         .unwrap();
+        let r = c
+            .put(format!("{}/api/v1/sandboxes/{id}/settings", s.base))
+            .bearer_auth(&token)
+            .json(&json!({"latency_ms": 5, "scenario": {"name": "slow", "probability": 0.0, "seed": 9}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let r = c
+            .post(format!("{}/api/v1/sandboxes/{id}/b24-apps", s.base))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
         std::mem::forget(s); // keep the directory; the server stops with the runtime's tasks below
         (id, key, token)
     };
@@ -323,6 +338,10 @@ async fn a_restart_keeps_sandboxes_keys_limits_and_the_admin_token() {
         StatusCode::OK,
         "the generated admin token and the sandbox survive"
     );
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["settings"]["latency_ms"], 5, "{v}");
+    assert_eq!(v["settings"]["scenario"]["seed"], 9, "{v}");
+    assert_eq!(v["b24_apps"].as_array().unwrap().len(), 2, "{v}");
     assert_eq!(
         a.ozon(&key).await,
         StatusCode::OK,
