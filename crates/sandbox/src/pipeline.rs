@@ -462,7 +462,11 @@ fn success(
             } else {
                 s.body.to_string()
             },
-            headers: Vec::new(),
+            headers: s
+                .headers
+                .into_iter()
+                .filter_map(|(n, v)| Some((n, HeaderValue::from_str(&v).ok()?)))
+                .collect(),
             mode: BodyMode::Full,
         },
         Some(Err(Refusal::BadRequest(why))) => {

@@ -19,6 +19,43 @@ fn run(id: &str, actor: &str) -> Value {
         "defaultDatasetId": "ds_default", "defaultKeyValueStoreId": "kv_default", "buildNumber": "0.0.1"}})
 }
 
+/// A page of the demo dataset's items, with the pagination headers Apify sends (its clients read
+/// them: `X-Apify-Pagination-Total`, `-Offset`, `-Count`, `-Limit`, `-Desc`).
+fn dataset_items(call: &Call) -> Success {
+    let items = [
+        json!({"url": "https://example.com/1", "title": "One"}),
+        json!({"url": "https://example.com/2", "title": "Two"}),
+    ];
+    let q = |name: &str| {
+        call.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let offset = q("offset")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    // Without a limit Apify answers this figure.
+    let limit = q("limit")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(999_999_999_999);
+    let desc = q("desc").is_some_and(|v| v == "1" || v == "true");
+    let mut ordered: Vec<Value> = items.to_vec();
+    if desc {
+        ordered.reverse();
+    }
+    let page: Vec<Value> = ordered.into_iter().skip(offset).take(limit).collect();
+    let mut s = Success::ok(Value::Array(page.clone()));
+    s.headers = vec![
+        ("x-apify-pagination-total", items.len().to_string()),
+        ("x-apify-pagination-offset", offset.to_string()),
+        ("x-apify-pagination-count", page.len().to_string()),
+        ("x-apify-pagination-limit", limit.to_string()),
+        ("x-apify-pagination-desc", desc.to_string()),
+    ];
+    s
+}
+
 /// The answer of `op` for `call`.
 pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
     let p = |n| param(op, &call.path, n);
@@ -42,49 +79,32 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
             json!({"data": {"total": 0, "offset": 0, "limit": 1000, "count": 0, "desc": false, "items": []}})
         }
         (Method::Post, "/v2/datasets") => {
-            return Success {
-                status: 201,
-                body: json!({"data": {"id": crate::tenants::new_id("ds"), "name": null, "itemCount": 0}}),
-            };
+            return Success::new(
+                201,
+                json!({"data": {"id": crate::tenants::new_id("ds"), "name": null, "itemCount": 0}}),
+            );
         }
         (Method::Get, "/v2/datasets/{datasetId}") => {
             json!({"data": {"id": p("datasetId"), "itemCount": 2, "cleanItemCount": 2}})
         }
-        (Method::Get, "/v2/datasets/{datasetId}/items") => {
-            json!([{"url": "https://example.com/1", "title": "One"}, {"url": "https://example.com/2", "title": "Two"}])
-        }
+        (Method::Get, "/v2/datasets/{datasetId}/items") => return dataset_items(call),
         (Method::Post, "/v2/datasets/{datasetId}/items") => {
-            return Success {
-                status: 201,
-                body: json!({}),
-            };
+            return Success::new(201, json!({}));
         }
         (Method::Get, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
             json!({"key": p("recordKey"), "value": "stored by apistend"})
         }
         (Method::Put | Method::Post, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
-            return Success {
-                status: 201,
-                body: json!({}),
-            };
+            return Success::new(201, json!({}));
         }
         (Method::Delete, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
-            return Success {
-                status: 204,
-                body: Value::Null,
-            };
+            return Success::new(204, Value::Null);
         }
         (Method::Post, "/v2/acts/{actorId}/runs") => {
-            return Success {
-                status: 201,
-                body: run(&crate::tenants::new_id("run"), p("actorId")),
-            };
+            return Success::new(201, run(&crate::tenants::new_id("run"), p("actorId")));
         }
         (Method::Post, "/v2/actor-tasks/{actorTaskId}/runs") => {
-            return Success {
-                status: 201,
-                body: run(&crate::tenants::new_id("run"), "task-actor"),
-            };
+            return Success::new(201, run(&crate::tenants::new_id("run"), "task-actor"));
         }
         (Method::Get, "/v2/actor-runs/{runId}") => {
             let mut r = run(p("runId"), "actor");

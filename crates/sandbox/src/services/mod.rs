@@ -11,11 +11,21 @@ pub(crate) mod wb;
 pub(crate) struct Success {
     pub(crate) status: u16,
     pub(crate) body: serde_json::Value,
+    /// Headers the real service sends with this answer (Apify's pagination).
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 impl Success {
     pub(crate) fn ok(body: serde_json::Value) -> Self {
-        Self { status: 200, body }
+        Self::new(200, body)
+    }
+
+    pub(crate) fn new(status: u16, body: serde_json::Value) -> Self {
+        Self {
+            status,
+            body,
+            headers: Vec::new(),
+        }
     }
 }
 

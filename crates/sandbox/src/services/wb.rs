@@ -133,8 +133,8 @@ fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
     v
 }
 
-/// The first 2xx response and its example (an explicit example, the first of `examples`, or the
-/// schema's example).
+/// The first 2xx response and its example (an explicit example, the first of `examples`, or one
+/// built from the schema: its own example, else its properties' examples, as Prism does).
 fn example(doc: &Value, op: &Value) -> (u16, Value) {
     let Some(responses) = op.get("responses").and_then(Value::as_object) else {
         return (200, json!({}));
@@ -172,14 +172,90 @@ fn example(doc: &Value, op: &Value) -> (u16, Value) {
                 .unwrap_or(Value::Null),
         );
     }
-    let schema = media.get("schema").map(|s| deref(doc, s));
-    (
-        status,
-        schema
-            .and_then(|s| s.get("example"))
-            .cloned()
-            .unwrap_or_else(|| json!({})),
-    )
+    let built = media
+        .get("schema")
+        .map_or_else(|| json!({}), |s| from_schema(doc, s, 0));
+    (status, built)
+}
+
+/// An instance of `schema`: examples and defaults where the spec gives them, the first of an
+/// enum, otherwise the plainest value of the type. Bounded in depth, for recursive schemas.
+fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
+    let s = deref(doc, schema);
+    if let Some(v) = s.get("example").or_else(|| s.get("default")) {
+        return v.clone();
+    }
+    if let Some(first) = s
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    if let Some(first) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    if depth > 12 {
+        return Value::Null;
+    }
+    if let Some(parts) = s.get("allOf").and_then(Value::as_array) {
+        let mut merged = serde_json::Map::new();
+        for part in parts {
+            match from_schema(doc, part, depth + 1) {
+                Value::Object(o) => merged.extend(o),
+                other if parts.len() == 1 => return other,
+                _ => {}
+            }
+        }
+        return Value::Object(merged);
+    }
+    if let Some(first) = ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| s.get(*k).and_then(Value::as_array).and_then(|a| a.first()))
+    {
+        return from_schema(doc, first, depth + 1);
+    }
+    let ty = match s.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        // OpenAPI 3.1 type lists: the first that is not "null".
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if s.get("properties").is_some() => "object",
+        _ if s.get("items").is_some() => "array",
+        _ => "",
+    };
+    match ty {
+        "object" => Value::Object(
+            s.get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), from_schema(doc, v, depth + 1)))
+                .collect(),
+        ),
+        "array" => match s.get("items") {
+            Some(items) => json!([from_schema(doc, items, depth + 1)]),
+            None => json!([]),
+        },
+        "string" => match s.get("format").and_then(Value::as_str) {
+            Some("date-time") => json!("2026-01-01T00:00:00Z"),
+            Some("date") => json!("2026-01-01"),
+            Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
+            _ => json!(""),
+        },
+        "integer" | "number" => json!(0),
+        "boolean" => json!(false),
+        "null" => Value::Null,
+        _ if s.get("nullable").and_then(Value::as_bool) == Some(true) => Value::Null,
+        _ => json!({}),
+    }
 }
 
 /// The answer of `op` for `call`: from the specs when loaded, else minimal.
@@ -201,10 +277,7 @@ pub(crate) fn answer(
                 "request body is required and must be valid JSON".into(),
             ));
         }
-        return Ok(Success {
-            status: spec.status,
-            body: spec.example.clone(),
-        });
+        return Ok(Success::new(spec.status, spec.example.clone()));
     }
     if op.path == "/ping" {
         return Ok(Success::ok(
@@ -212,4 +285,36 @@ pub(crate) fn answer(
         ));
     }
     Ok(Success::ok(json!({})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_without_an_example_are_built_from_their_properties() {
+        let doc = json!({"components": {"schemas": {"Count": {"type": "integer", "example": 24}}}});
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "data": {"type": "object", "properties": {"count": {"$ref": "#/components/schemas/Count"}}},
+                "error": {"type": "boolean", "example": false},
+                "errorText": {"type": "string"},
+                "additionalErrors": {"nullable": true, "type": "array", "items": {"type": "string"}, "example": null},
+                "kind": {"type": "string", "enum": ["a", "b"]},
+                "when": {"type": "string", "format": "date-time"},
+                "list": {"type": "array", "items": {"allOf": [{"type": "object", "properties": {"id": {"type": "integer"}}}]}},
+                "either": {"oneOf": [{"type": "number", "example": 1.5}, {"type": "string"}]}
+            }
+        });
+        assert_eq!(
+            from_schema(&doc, &schema, 0),
+            json!({"data": {"count": 24}, "error": false, "errorText": "", "additionalErrors": null,
+                   "kind": "a", "when": "2026-01-01T00:00:00Z", "list": [{"id": 0}], "either": 1.5})
+        );
+        // A schema that refers to itself ends in null, not in a stack overflow.
+        let doc = json!({"components": {"schemas": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/components/schemas/Node"}}}}}});
+        let v = from_schema(&doc, &json!({"$ref": "#/components/schemas/Node"}), 0);
+        assert!(v.pointer("/next/next/next").is_some());
+    }
 }

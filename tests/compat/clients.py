@@ -1,0 +1,113 @@
+"""Unmodified popular client libraries of each emulated service, pointed at the sandbox by their
+base URL only. Run by crates/cli/tests/client_libraries.rs; prints one JSON line per check and
+exits non-zero on the first failure.
+
+    python clients.py BASE_URL KEY
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+BASE, KEY = sys.argv[1], sys.argv[2]
+
+
+def report(name, ok, **details):
+    print(json.dumps({"check": name, "ok": bool(ok), **details}, default=str), flush=True)
+    if not ok:
+        sys.exit(1)
+
+
+def wildberries():
+    """wildberries-api: its base_url option ("may be used for test circuits") is the only change:
+    one base URL per WB host, the host named in the path as the sandbox takes it."""
+    from wb_api.exception import AuthorizationError, InvalidResponseError
+    from wb_api.sync_api import SyncAPI
+
+    class SandboxURL:
+        COMMON = f"{BASE}/wb/common-api"
+        FEEDBACK = f"{BASE}/wb/feedbacks-api"
+        CHAT = f"{BASE}/wb/buyer-chat-api"
+
+    api = SyncAPI.build(token=KEY, base_url=SandboxURL)
+    report("wb common ping", api.common.ping() is not None)
+    unanswered = api.feedback.get_question_count_unanswered()
+    report("wb unanswered questions, parsed by the library's model", unanswered is not None,
+           answer=unanswered)
+    report("wb new feedbacks and questions", api.feedback.check_new_feedbacks_questions() is not None)
+    # /ping allows 3 requests per 30 s per host: the fourth to feedbacks-api is refused, and the
+    # library reports it as the invalid response it is; common-api's bucket is its own.
+    report("wb feedbacks ping", api.feedback.ping() is not None)
+    api.feedback.ping()
+    api.feedback.ping()
+    try:
+        api.feedback.ping()
+        report("wb fourth ping in 30 s refused", False)
+    except InvalidResponseError as e:
+        report("wb fourth ping in 30 s refused", not isinstance(e, AuthorizationError), error=repr(e))
+    report("wb common ping has its own bucket", api.common.ping() is not None)
+    bad = SyncAPI.build(token="not-a-key", base_url=SandboxURL)
+    try:
+        bad.common.ping()
+        report("wb unknown token refused", False)
+    except AuthorizationError as e:
+        report("wb unknown token refused", True, error=repr(e))
+
+
+def apify():
+    """apify-client: the official Python client; api_url is the only change."""
+    from apify_client import ApifyClient
+
+    client = ApifyClient(token=KEY, api_url=f"{BASE}/apify", max_retries=2)
+    me = client.user("me").get()
+    report("apify users/me, parsed by the client's model", me is not None, answer=me)
+    ds = client.dataset("demo-dataset")
+    items = ds.list_items(limit=3)
+    report("apify dataset items", items is not None, count=getattr(items, "count", None))
+    record = client.key_value_store("demo-store").get_record("INPUT")
+    report("apify key-value record", record is not None, answer=record)
+
+
+def bitrix24():
+    """fast-bitrix24: the popular Bitrix24 client; the webhook URL is the only change. It paces
+    itself by Bitrix24's documented leaky bucket, so 60 calls run with no QUERY_LIMIT_EXCEEDED."""
+    from fast_bitrix24 import Bitrix
+
+    b = Bitrix(f"{BASE}/b24/rest/1/{KEY}/", verbose=False)
+    fields = b.get_all("crm.deal.fields")
+    report("b24 crm.deal.fields", isinstance(fields, dict) and fields, count=len(fields or {}))
+    t = time.monotonic()
+    deals = b.call("crm.deal.get", [{"ID": i} for i in range(1, 61)])
+    report(
+        "b24 60 crm.deal.get in one go, no limit error",
+        len(deals) == 60,
+        count=len(deals),
+        seconds=round(time.monotonic() - t, 2),
+    )
+
+
+def ozon():
+    """ozon-api: an async Ozon Seller client; its api_url is the only change. (Its retry policy
+    waits 4 to 10 s between attempts on any error, so errors are not exercised here.)"""
+    from ozon_api import OzonAPI
+    from ozon_api.models.product_list import ProductListFilter, ProductListRequest
+
+    async def run():
+        async with OzonAPI(client_id="1", api_key=KEY) as api:
+            api.api_url = f"{BASE}/ozon"
+            request = ProductListRequest(filter=ProductListFilter(visibility="ALL"), limit=100)
+            return await api.product_list(request)
+
+    answer = asyncio.run(run())
+    report(
+        "ozon product list, parsed by the client's model",
+        answer is not None and answer.result.total == len(answer.result.items),
+        answer=answer,
+    )
+
+
+if __name__ == "__main__":
+    wanted = sys.argv[3:] or ["wildberries", "apify", "bitrix24", "ozon"]
+    for name in wanted:
+        globals()[name]()
