@@ -2,6 +2,7 @@
 //! answer — a rate limit penalizes the shared bucket, a 5xx or network error backs off.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -164,6 +165,7 @@ impl ClientBuilder {
                 http,
                 counters: Counters::default(),
                 operating_reset: Mutex::new(HashMap::new()),
+                latency_ceiling_us: AtomicU64::new(0),
             }),
         })
     }
@@ -181,6 +183,26 @@ struct Inner {
     counters: Counters,
     /// Bitrix24: when each method's operating-time budget frees up (from the `time` blocks).
     operating_reset: Mutex<HashMap<String, f64>>,
+    /// A decaying maximum of recent request latencies (send to response head), in µs: no request
+    /// reaches the server later than its answer comes back, so this bounds how late a previous
+    /// request may have arrived (see [`margin`]).
+    latency_ceiling_us: AtomicU64,
+}
+
+impl Inner {
+    /// Records one latency: the ceiling jumps up to it, and otherwise loses 1/8 per request.
+    fn record_latency(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let _ = self
+            .latency_ceiling_us
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some(us.max(old - old / 8))
+            });
+    }
+
+    fn latency_ceiling(&self) -> Duration {
+        Duration::from_micros(self.latency_ceiling_us.load(Ordering::Relaxed))
+    }
 }
 
 /// A rate-limited, retrying client of one service for one account.
@@ -404,8 +426,10 @@ impl RequestBuilder<'_> {
                     .header(reqwest::header::CONTENT_TYPE, *ct)
                     .body(body.clone());
             }
+            let sending = Instant::now();
             let sent = match req.send().await {
                 Ok(r) => {
+                    c.record_latency(sending.elapsed());
                     let status = r.status().as_u16();
                     let headers = r.headers().clone();
                     r.bytes().await.map(|b| (status, headers, b.to_vec()))
@@ -539,16 +563,11 @@ impl RequestBuilder<'_> {
         let start = Instant::now();
         loop {
             let mut wait = None;
-            let mut pace = Duration::ZERO;
             for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
-                let d = c.store.acquire(k, &g.quota, 1).await?;
-                if d.allowed {
-                    // How long ago this token became available: the span less what the bucket now
-                    // owes. A token that appeared less than a margin ago is held back for the rest
-                    // of the margin, whether the call waited for it or found it free.
-                    let slack = g.quota.span().saturating_sub(d.reset_after);
-                    pace = pace.max(margin(&g.quota).saturating_sub(slack));
-                } else {
+                // Only a token that has been there for the margin is taken: see `margin`.
+                let margin = margin(&g.quota, c.latency_ceiling());
+                let d = c.store.acquire_settled(k, &g.quota, 1, margin).await?;
+                if !d.allowed {
                     for (g, k) in groups.iter().zip(keys).take(i) {
                         c.store.refund(k, &g.quota, 1).await?;
                     }
@@ -557,9 +576,6 @@ impl RequestBuilder<'_> {
                 }
             }
             let Some((wait, group)) = wait else {
-                if !pace.is_zero() && self.deadline.is_none_or(|d| Instant::now() + pace <= d) {
-                    tokio::time::sleep(pace).await;
-                }
                 let waited = start.elapsed();
                 inc(&c.counters.acquisitions);
                 c.counters.waited_micros.fetch_add(
@@ -574,14 +590,10 @@ impl RequestBuilder<'_> {
                 }
                 return Ok(waited);
             };
-            // Jitter, so that waiters woken together do not race in lockstep; the margin is
-            // added once the token is taken (above), and counted here against the ceiling.
+            // Jitter, so that waiters woken together do not race in lockstep.
             let wait = wait + Duration::from_millis(fastrand::u64(0..3));
-            let margin = margin(&group.quota);
-            let refuse = start.elapsed() + wait + margin > ceiling
-                || self
-                    .deadline
-                    .is_some_and(|d| Instant::now() + wait + margin > d);
+            let refuse = start.elapsed() + wait > ceiling
+                || self.deadline.is_some_and(|d| Instant::now() + wait > d);
             if refuse {
                 inc(&c.counters.local_refusals);
                 metrics::counter!(
@@ -613,15 +625,20 @@ impl RequestBuilder<'_> {
     }
 }
 
-/// How long a token must have been available before its request is sent: T/10, 2 to 100 ms.
+/// How long a token must have been available before it is taken: the recent latency ceiling,
+/// and at least T/10 (2 to 100 ms); at most 1 s (the engine keeps a full bucket's schedule that
+/// long).
 ///
 /// The server's bucket runs the same arithmetic as ours but sees each request a little later, and
 /// not equally later: a request delayed more than the next one shifts the server's schedule by the
 /// difference. A request sent the instant its slot opens can then arrive before the server's slot
-/// and draw a 429. The margin covers that spread of delays. It costs latency only: the bucket's
-/// schedule advances by T per request, not from the moment the request leaves.
-pub(crate) fn margin(quota: &Quota) -> Duration {
-    (quota.interval() / 10).clamp(Duration::from_millis(2), Duration::from_millis(100))
+/// and draw a 429. No request arrives later than its answer returns, so the latency of recent
+/// requests bounds that shift; T/10 covers other processes of the account, whose latencies this
+/// one does not see. The margin costs latency only: the bucket's schedule advances by T per
+/// request, not from the moment the request leaves.
+pub(crate) fn margin(quota: &Quota, latency_ceiling: Duration) -> Duration {
+    let floor = (quota.interval() / 10).clamp(Duration::from_millis(2), Duration::from_millis(100));
+    floor.max(latency_ceiling).min(Duration::from_secs(1))
 }
 
 /// `base·2^(attempt−1) + jitter[0, base)`.
@@ -693,6 +710,20 @@ mod tests {
             let exp = base * (1 << (attempt - 1));
             assert!(d >= exp && d < exp + base, "{attempt}: {d:?}");
         }
+    }
+
+    #[test]
+    fn the_margin_covers_recent_latency_within_bounds() {
+        let q = |ms| Quota::new(1, Duration::from_millis(ms)).unwrap();
+        let ms = Duration::from_millis;
+        assert_eq!(margin(&q(600), Duration::ZERO), ms(60));
+        assert_eq!(margin(&q(5), Duration::ZERO), ms(2));
+        assert_eq!(margin(&q(60_000), Duration::ZERO), ms(100));
+        assert_eq!(margin(&q(600), ms(250)), ms(250));
+        assert_eq!(
+            margin(&q(600), Duration::from_secs(9)),
+            Duration::from_secs(1)
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ const END_MASK: u64 = (1 << 43) - 1;
 pub(crate) enum Op {
     /// Take `n` tokens if they are there (`0` is a peek).
     Acquire(u32),
+    /// Take `n` tokens if they have been there for at least this many microseconds: a caller whose
+    /// requests reach the real bucket after uneven delays waits out that spread.
+    Settled(u32, u64),
     /// Report the bucket without changing it.
     Peek,
     /// Allow nothing for this many microseconds, then resume at the nominal rate without a burst.
@@ -45,8 +48,14 @@ pub(crate) fn step(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
     }
 }
 
-/// Whether a stored state carries no information any more at `now` (its bucket is full again).
+/// How long a state is kept after its bucket is full again: [`Op::Settled`] still needs it to
+/// hold back a token that appeared less than a margin ago (margins of up to this long).
+pub(crate) const SETTLE_GRACE_US: u64 = 1_000_000;
+
+/// Whether a stored state carries no information any more at `now` (its bucket has been full
+/// for [`SETTLE_GRACE_US`]).
 pub(crate) fn is_spent(state: u64, now: Timestamp) -> bool {
+    let now = now.saturating_sub(SETTLE_GRACE_US);
     if state == 0 {
         true
     } else if state & FW_TAG == 0 {
@@ -98,6 +107,40 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                 ))
             }
         }
+        Op::Settled(n, margin) => {
+            let new_tat = tat + u64::from(n) * t;
+            // Against the stored schedule only: a bucket without state has no slot that just
+            // opened, and a schedule long past is settled already.
+            let settled_at = if stored == 0 {
+                0
+            } else {
+                (stored + u64::from(n) * t + margin.min(MAX_SPAN_US)).saturating_sub(span)
+            };
+            if new_tat <= horizon && settled_at <= now {
+                Step {
+                    write: Some(new_tat),
+                    decision: Decision::from_micros(
+                        true,
+                        burst,
+                        (horizon - new_tat) / t,
+                        0,
+                        new_tat - now,
+                    ),
+                }
+            } else {
+                let available = horizon.saturating_sub(tat) / t;
+                let retry = new_tat
+                    .saturating_sub(horizon)
+                    .max(settled_at.saturating_sub(now));
+                keep(Decision::from_micros(
+                    false,
+                    burst,
+                    available,
+                    retry,
+                    tat - now,
+                ))
+            }
+        }
         Op::Penalize(d) => {
             let floor = now + d.min(MAX_SPAN_US) + u64::from(burst - 1) * t;
             if floor > stored {
@@ -131,6 +174,11 @@ fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
     let limit = quota.burst();
     let length_ms = quota.span_micros().div_ceil(1000).max(1);
     let now_ms = now / 1000;
+    let previous_end = if state & FW_TAG != 0 {
+        (state >> COUNT_BITS) & END_MASK
+    } else {
+        0
+    };
     let (active, end, count) = if state & FW_TAG != 0 && ((state >> COUNT_BITS) & END_MASK) > now_ms
     {
         (true, (state >> COUNT_BITS) & END_MASK, state & COUNT_MASK)
@@ -178,6 +226,16 @@ fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                     until(end),
                     until(end),
                 ))
+            }
+        }
+        Op::Settled(n, margin) => {
+            // A window that ended less than `margin` ago may not have ended yet where the real
+            // bucket is: the next one opens `margin` later here.
+            let settles = (previous_end * 1000).saturating_add(margin.min(MAX_SPAN_US));
+            if !active && previous_end > 0 && settles > now {
+                keep(Decision::from_micros(false, limit, burst, settles - now, 0))
+            } else {
+                window(state, now, quota, Op::Acquire(n))
             }
         }
         Op::Penalize(d) => {
@@ -290,6 +348,50 @@ mod tests {
     }
 
     #[test]
+    fn settled_tokens_wait_out_the_margin_after_their_slot() {
+        let gcra = Quota::new(2, Duration::from_millis(100)).unwrap();
+        let m = 30_000;
+        // No state: no slot opened recently, so nothing to wait for.
+        let s = step(0, NOW, &gcra, Op::Settled(1, m));
+        assert!(s.decision.allowed);
+        // The schedule keeps no memory of how long the bucket was full: by it, the last token of
+        // a burst appeared when the first was taken, so it too waits out the margin.
+        let last = step(s.write.unwrap(), NOW, &gcra, Op::Settled(1, m));
+        assert!(!last.decision.allowed);
+        assert_eq!(last.decision.retry_after, Duration::from_micros(m));
+        // A burst taken at once: the next token appears at NOW + 100 ms.
+        let full = step(0, NOW, &gcra, Op::Acquire(2)).write.unwrap();
+        // The next token appears at NOW + 100 ms; settled 30 ms later.
+        let early = step(full, NOW + 110_000, &gcra, Op::Settled(1, m));
+        assert!(!early.decision.allowed);
+        assert_eq!(early.decision.retry_after, Duration::from_micros(20_000));
+        assert!(
+            step(full, NOW + 110_000, &gcra, Op::Acquire(1))
+                .decision
+                .allowed
+        );
+        assert!(
+            step(full, NOW + 130_000, &gcra, Op::Settled(1, m))
+                .decision
+                .allowed
+        );
+
+        let fw = Quota::new(2, Duration::from_millis(50))
+            .unwrap()
+            .with_algorithm(Algorithm::FixedWindow);
+        let s = step(0, NOW, &fw, Op::Settled(2, m)).write.unwrap();
+        // The window ended at NOW + 100 ms; the next opens 30 ms later here.
+        let early = step(s, NOW + 110_000, &fw, Op::Settled(1, m));
+        assert!(!early.decision.allowed);
+        assert_eq!(early.decision.retry_after, Duration::from_micros(20_000));
+        assert!(
+            step(s, NOW + 130_000, &fw, Op::Settled(1, m))
+                .decision
+                .allowed
+        );
+    }
+
+    #[test]
     fn window_counts_and_opens_at_first_request() {
         let quota = q(2, 500).with_algorithm(Algorithm::FixedWindow); // 2 per second
         let a = step(0, NOW + 300, &quota, Op::Acquire(1));
@@ -308,8 +410,8 @@ mod tests {
                 .decision
                 .allowed
         );
-        assert!(is_spent(s, NOW + 1_000_000));
-        assert!(!is_spent(s, NOW + 999_999));
+        assert!(is_spent(s, NOW + 1_000_000 + SETTLE_GRACE_US));
+        assert!(!is_spent(s, NOW + 999_999 + SETTLE_GRACE_US));
     }
 
     #[test]

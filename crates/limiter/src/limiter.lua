@@ -1,11 +1,12 @@
 -- APIStend rate-limit engine, Redis side. A line-by-line transcription of `algo.rs`; keep them in step.
 -- KEYS[1]  the bucket
--- ARGV[1]  op: a = acquire, p = peek, x = penalize, r = refund
+-- ARGV[1]  op: a = acquire, s = acquire settled for a margin, p = peek, x = penalize, r = refund
 -- ARGV[2]  algorithm: g = GCRA, f = fixed window
 -- ARGV[3]  burst          ARGV[4] interval in µs
 -- ARGV[5]  tokens (a, r) or penalty in µs (x)
 -- ARGV[6]  now in µs since the Unix epoch, or '' to read Redis TIME
 -- ARGV[7]  extra milliseconds of key TTL beyond the moment the bucket is full again
+-- ARGV[8]  the margin in µs (s)
 -- Returns {allowed (0|1), remaining, retry_after_us, reset_after_us}.
 local key = KEYS[1]
 local op, algo = ARGV[1], ARGV[2]
@@ -20,6 +21,7 @@ else
   now = tonumber(ARGV[6])
 end
 local slack = tonumber(ARGV[7])
+local margin = tonumber(ARGV[8]) or 0
 local span = burst * t
 local max_span = 4503599627370496
 local floor = math.floor
@@ -58,6 +60,22 @@ if algo == 'g' then
     end
     return {0, available(tat), new_tat - horizon, tat - now}
   end
+  if op == 's' then
+    local new_tat = tat + arg * t
+    local settled_at = 0
+    if stored ~= 0 then
+      settled_at = stored + arg * t + math.min(margin, max_span) - span
+      if settled_at < 0 then settled_at = 0 end
+    end
+    if new_tat <= horizon and settled_at <= now then
+      store(fmt(new_tat), new_tat)
+      return {1, floor((horizon - new_tat) / t), 0, new_tat - now}
+    end
+    local retry = new_tat - horizon
+    if retry < 0 then retry = 0 end
+    if settled_at - now > retry then retry = settled_at - now end
+    return {0, available(tat), retry, tat - now}
+  end
   if op == 'x' then
     local pfloor = now + math.min(arg, max_span) + (burst - 1) * t
     if pfloor > stored then
@@ -80,8 +98,10 @@ if algo == 'f' then
   if len < 1 then len = 1 end
   local now_ms = floor(now / 1000)
   local active, e, c = false, 0, 0
+  local prev_end = 0
   if raw then
     local a, b = string.match(raw, '^(%d+):(%d+)$')
+    if a then prev_end = tonumber(a) end
     if a and tonumber(a) > now_ms then
       active, e, c = true, tonumber(a), tonumber(b)
     end
@@ -101,6 +121,13 @@ if algo == 'f' then
     return {ok, rem, retry, reset}
   end
   local function put(x, n) store(fmt(x) .. ':' .. fmt(n), x * 1000) end
+  if op == 's' then
+    local settles = prev_end * 1000 + math.min(margin, max_span)
+    if (not active) and prev_end > 0 and settles > now then
+      return {0, burst, settles - now, 0}
+    end
+    op = 'a'
+  end
   if op == 'p' or (op == 'a' and arg == 0) then return view(active, e, c) end
   if op == 'a' then
     if not active then e, c = now_ms + len, 0 end

@@ -153,8 +153,13 @@ impl<C: Clock> MemoryStore<C> {
     /// [`LimiterError::InsufficientCapacity`] when `n` exceeds the burst: such a request can never
     /// be allowed, however long the caller waits.
     pub fn acquire(&self, key: &str, quota: &Quota, n: u32) -> Result<Decision, LimiterError> {
+        self.take(key, quota, n, Op::Acquire(n))
+    }
+
+    /// `acquire` and `acquire_settled`: checked, applied, counted.
+    fn take(&self, key: &str, quota: &Quota, n: u32, op: Op) -> Result<Decision, LimiterError> {
         check_capacity(quota, n)?;
-        let decision = self.apply(key, quota, Op::Acquire(n));
+        let decision = self.apply(key, quota, op);
         record_decision(
             Store::Memory,
             if decision.allowed {
@@ -164,6 +169,42 @@ impl<C: Clock> MemoryStore<C> {
             },
         );
         Ok(decision)
+    }
+
+    /// Takes `n` tokens if they have been there for at least `margin` (a bucket without state
+    /// admits at once). A client whose requests reach the server's bucket after uneven delays
+    /// uses it: a token taken the instant it appears may not have appeared yet over there. On a
+    /// refusal, `retry_after` includes the margin.
+    ///
+    /// "There since" is read off the bucket's schedule, which does not remember how long a full
+    /// bucket stayed full: the last tokens of a burst taken at once count as appearing when the
+    /// first was taken. A full bucket's schedule is kept for 1 s, so margins up to 1 s hold.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use apistend_limiter::{ManualClock, MemoryStore, Quota};
+    /// let clock = ManualClock::new();
+    /// let store = MemoryStore::with_clock(clock.clone());
+    /// let q = Quota::new(1, Duration::from_secs(1))?;
+    /// let margin = Duration::from_millis(100);
+    /// assert!(store.acquire_settled("k", &q, 1, margin)?.allowed);
+    /// clock.advance(Duration::from_secs(1));
+    /// let d = store.acquire_settled("k", &q, 1, margin)?;
+    /// assert!(!d.allowed);
+    /// assert_eq!(d.retry_after, margin);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    pub fn acquire_settled(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+        margin: Duration,
+    ) -> Result<Decision, LimiterError> {
+        self.take(key, quota, n, Op::Settled(n, micros(margin)))
     }
 
     /// The bucket as it is, without taking anything: `allowed` tells whether one token is there.

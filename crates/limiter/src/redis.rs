@@ -280,8 +280,19 @@ impl RedisStore {
         quota: &Quota,
         n: u32,
     ) -> Result<Decision, LimiterError> {
+        self.take(key, quota, n, Op::Acquire(n)).await
+    }
+
+    /// `acquire` and `acquire_settled`: checked, run, counted.
+    async fn take(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+        op: Op,
+    ) -> Result<Decision, LimiterError> {
         check_capacity(quota, n)?;
-        let decision = self.run(key, quota, Op::Acquire(n)).await?;
+        let decision = self.run(key, quota, op).await?;
         record_decision(
             MetricStore::Redis,
             if decision.allowed {
@@ -291,6 +302,25 @@ impl RedisStore {
             },
         );
         Ok(decision)
+    }
+
+    /// Takes `n` tokens if they have been there for at least `margin`; see
+    /// [`MemoryStore::acquire_settled`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    pub async fn acquire_settled(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+        margin: Duration,
+    ) -> Result<Decision, LimiterError> {
+        self.take(key, quota, n, Op::Settled(n, micros(margin)))
+            .await
     }
 
     /// The bucket as it is, without taking anything.
@@ -415,11 +445,12 @@ impl RedisStore {
     }
 
     async fn eval(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
-        let (code, arg) = match op {
-            Op::Acquire(0) | Op::Peek => ("p", 0),
-            Op::Acquire(n) => ("a", u64::from(n)),
-            Op::Penalize(d) => ("x", d),
-            Op::Refund(n) => ("r", u64::from(n)),
+        let (code, arg, margin) = match op {
+            Op::Acquire(0) | Op::Peek => ("p", 0, 0),
+            Op::Acquire(n) => ("a", u64::from(n), 0),
+            Op::Settled(n, m) => ("s", u64::from(n), m),
+            Op::Penalize(d) => ("x", d, 0),
+            Op::Refund(n) => ("r", u64::from(n), 0),
         };
         let algo = match quota.algorithm() {
             Algorithm::Gcra => "g",
@@ -439,7 +470,8 @@ impl RedisStore {
             .arg(quota.interval_micros())
             .arg(arg)
             .arg(now)
-            .arg(slack_ms);
+            .arg(slack_ms)
+            .arg(margin);
         let fut = async {
             match &mut conn {
                 Conn::Single(c) => invocation.invoke_async::<Vec<i64>>(c).await,

@@ -78,6 +78,24 @@ impl Store {
         }
     }
 
+    /// See [`MemoryStore::acquire_settled`] and [`RedisStore::acquire_settled`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    pub async fn acquire_settled(
+        &self,
+        key: &str,
+        quota: &Quota,
+        n: u32,
+        margin: Duration,
+    ) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => s.acquire_settled(key, quota, n, margin),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.acquire_settled(key, quota, n, margin)).await,
+        }
+    }
+
     /// The bucket without taking anything.
     ///
     /// # Errors

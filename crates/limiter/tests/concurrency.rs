@@ -94,7 +94,8 @@ fn a_million_idle_keys_are_evicted() {
         "the map should be back to (near) empty, holds {left}"
     );
     store.sweep();
-    clock.advance(Duration::from_secs(1));
+    // Full buckets are kept for a second of grace (for settled acquires), then go.
+    clock.advance(Duration::from_secs(2));
     store.sweep();
     assert_eq!(store.len(), 0);
 }

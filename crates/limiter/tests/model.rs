@@ -36,6 +36,8 @@ fn case() -> impl Strategy<Value = Case> {
     (1u32..8, prop_oneof![Just(1_000u64), Just(20_000), Just(333_334), 1u64..50_000]).prop_flat_map(|(burst, interval_us)| {
         let op = prop_oneof![
             8 => (1..=burst).prop_map(RefOp::Acquire),
+            // Margins up to the memory store's grace (1 s), after which full buckets are swept.
+            3 => (1..=burst, 0u64..(3 * interval_us).min(1_000_000)).prop_map(|(n, m)| RefOp::Settled(n, m)),
             1 => (0u64..3 * interval_us).prop_map(RefOp::Penalize),
             1 => (1..=burst).prop_map(RefOp::Refund),
         ];
@@ -77,11 +79,12 @@ proptest! {
             let r = model.apply(KEYS[k], now, c.burst, c.interval_us, op);
             let d = match op {
                 RefOp::Acquire(n) => store.acquire(KEYS[k], &quota, n).unwrap(),
+                RefOp::Settled(n, m) => store.acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m)).unwrap(),
                 RefOp::Penalize(us) => { penalized[k] = true; store.penalize(KEYS[k], &quota, Duration::from_micros(us)) }
                 RefOp::Refund(n) => { penalized[k] = true; store.refund(KEYS[k], &quota, n) }
             };
             check(&d, &r, &format!("at step {i} ({op:?})"));
-            if let (RefOp::Acquire(n), true) = (op, d.allowed) { admitted[k].push((now, n)); }
+            if let (RefOp::Acquire(n) | RefOp::Settled(n, _), true) = (op, d.allowed) { admitted[k].push((now, n)); }
         }
         for k in 0..3 {
             // Refunds give tokens back by design; the bound holds for keys that only acquire.
@@ -99,9 +102,18 @@ proptest! {
         let mut model = RefWindow::default();
         for (i, &(adv, k, op)) in c.steps.iter().enumerate() {
             clock.advance_micros(adv);
-            let RefOp::Acquire(n) = op else { continue };
-            let r = model.acquire(KEYS[k], clock.now(), c.burst, c.interval_us, n);
-            check(&store.acquire(KEYS[k], &quota, n).unwrap(), &r, &format!("at step {i}"));
+            let (r, d) = match op {
+                RefOp::Acquire(n) => (
+                    model.acquire(KEYS[k], clock.now(), c.burst, c.interval_us, n),
+                    store.acquire(KEYS[k], &quota, n).unwrap(),
+                ),
+                RefOp::Settled(n, m) => (
+                    model.settled(KEYS[k], clock.now(), c.burst, c.interval_us, n, m),
+                    store.acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m)).unwrap(),
+                ),
+                _ => continue,
+            };
+            check(&d, &r, &format!("at step {i} ({op:?})"));
         }
     }
 }
@@ -151,6 +163,10 @@ fn redis_store_matches_model() {
                     let r = model.apply(KEYS[k], now, c.burst, c.interval_us, op);
                     let d = match op {
                         RefOp::Acquire(n) => store.acquire(KEYS[k], &quota, n).await.unwrap(),
+                        RefOp::Settled(n, m) => store
+                            .acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m))
+                            .await
+                            .unwrap(),
                         RefOp::Penalize(us) => store
                             .penalize(KEYS[k], &quota, Duration::from_micros(us))
                             .await
@@ -158,15 +174,22 @@ fn redis_store_matches_model() {
                         RefOp::Refund(n) => store.refund(KEYS[k], &quota, n).await.unwrap(),
                     };
                     check(&d, &r, &format!("(redis gcra) at step {i} ({op:?})"));
-                    if let RefOp::Acquire(n) = op {
-                        let fk = format!("fw:{}", KEYS[k]);
-                        let r = window.acquire(&fk, now, c.burst, c.interval_us, n);
-                        check(
-                            &store.acquire(&fk, &fw, n).await.unwrap(),
-                            &r,
-                            &format!("(redis window) at step {i}"),
-                        );
-                    }
+                    let fk = format!("fw:{}", KEYS[k]);
+                    let (r, d) = match op {
+                        RefOp::Acquire(n) => (
+                            window.acquire(&fk, now, c.burst, c.interval_us, n),
+                            store.acquire(&fk, &fw, n).await.unwrap(),
+                        ),
+                        RefOp::Settled(n, m) => (
+                            window.settled(&fk, now, c.burst, c.interval_us, n, m),
+                            store
+                                .acquire_settled(&fk, &fw, n, Duration::from_micros(m))
+                                .await
+                                .unwrap(),
+                        ),
+                        _ => continue,
+                    };
+                    check(&d, &r, &format!("(redis window) at step {i} ({op:?})"));
                 }
             });
             Ok(())

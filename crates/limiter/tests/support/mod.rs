@@ -13,6 +13,8 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy)]
 pub enum RefOp {
     Acquire(u32),
+    /// Take `n` tokens only if they have been available for this many µs.
+    Settled(u32, u64),
     Penalize(u64),
     Refund(u32),
 }
@@ -56,6 +58,27 @@ impl RefGcra {
                     }
                 }
             }
+            RefOp::Settled(n, m) => {
+                let new = tat + i128::from(n) * t;
+                // When the n tokens became available (none is pending without state).
+                let since = stored + i128::from(n) * t - b * t;
+                let settled = stored == 0 || since + i128::from(m) <= now;
+                if new - b * t <= now && settled {
+                    self.tat.insert(key.to_owned(), new);
+                    RefDecision {
+                        allowed: true,
+                        remaining: tokens(new),
+                        retry_us: 0,
+                    }
+                } else {
+                    let wait = (new - b * t - now).max(since + i128::from(m) - now);
+                    RefDecision {
+                        allowed: false,
+                        remaining: tokens(tat),
+                        retry_us: wait.max(0) as u64,
+                    }
+                }
+            }
             RefOp::Penalize(d) => {
                 let new = stored.max(now + i128::from(d) + (b - 1) * t);
                 self.tat.insert(key.to_owned(), new);
@@ -68,8 +91,13 @@ impl RefGcra {
             }
             RefOp::Refund(n) => {
                 if stored > now {
-                    self.tat
-                        .insert(key.to_owned(), (stored - i128::from(n) * t).max(now));
+                    let back = stored - i128::from(n) * t;
+                    // Refunded to a full bucket: the key is forgotten (no slot opened recently).
+                    if back <= now {
+                        self.tat.remove(key);
+                    } else {
+                        self.tat.insert(key.to_owned(), back);
+                    }
                 }
                 let cur = self.tat.get(key).copied().unwrap_or(0).max(now);
                 let avail = tokens(cur);
@@ -91,6 +119,29 @@ pub struct RefWindow {
 }
 
 impl RefWindow {
+    /// Like `acquire`, but a window that ended less than `m` µs ago still holds.
+    pub fn settled(
+        &mut self,
+        key: &str,
+        now: u64,
+        burst: u32,
+        t: u64,
+        n: u32,
+        m: u64,
+    ) -> RefDecision {
+        if let Some(&(end, _)) = self.windows.get(key)
+            && end * 1000 <= now
+            && end * 1000 + m > now
+        {
+            return RefDecision {
+                allowed: false,
+                remaining: u64::from(burst),
+                retry_us: end * 1000 + m - now,
+            };
+        }
+        self.acquire(key, now, burst, t, n)
+    }
+
     pub fn acquire(&mut self, key: &str, now: u64, burst: u32, t: u64, n: u32) -> RefDecision {
         let len_ms = (u64::from(burst) * t).div_ceil(1000).max(1);
         let now_ms = now / 1000;
