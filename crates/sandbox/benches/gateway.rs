@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 use apistend_catalog::Overrides;
 use apistend_sandbox::{Sandbox, SandboxConfig};
 
+// The allocator of the `apistend` binary, so the bench measures what ships.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CONNECTIONS: usize = 32;
 const WARMUP: Duration = Duration::from_secs(1);
 const RUN: Duration = Duration::from_secs(5);
@@ -98,8 +102,16 @@ async fn load(url: String, headers: Vec<(&'static str, String)>) -> Load {
 
 /// `wrk` (Debian package `wrk`) when installed: a C load generator that takes less of the two
 /// cores than the Rust client, so the servers are what is measured.
-fn wrk(url: &str, headers: &[(&'static str, String)]) -> Option<Load> {
-    let mut cmd = std::process::Command::new("wrk");
+/// When this process is pinned to core 0, wrk is started on core 1 through `taskset`: a child
+/// inherits its parent's CPU mask, so a plain `wrk` would share core 0 with the servers.
+fn wrk(url: &str, headers: &[(&'static str, String)], pinned: bool) -> Option<Load> {
+    let mut cmd = if pinned {
+        let mut c = std::process::Command::new("taskset");
+        c.args(["-c", "1", "wrk"]);
+        c
+    } else {
+        std::process::Command::new("wrk")
+    };
     cmd.args([
         "-t1",
         &format!("-c{CONNECTIONS}"),
@@ -207,16 +219,26 @@ fn main() {
             "wrk -t1 -c{CONNECTIONS} -d{}s (statuses: 200 = 2xx, 0 = other); pinned (servers core 0, wrk core 1): {pinned}",
             RUN.as_secs()
         );
-        let _ = wrk(&format!("{hello_base}/"), &[]);
-        let hello = wrk(&format!("{hello_base}/"), &[]).unwrap();
+        let _ = wrk(&format!("{hello_base}/"), &[], pinned);
+        let hello = wrk(&format!("{hello_base}/"), &[], pinned).unwrap();
         report("axum hello-world", &hello);
-        let health = wrk(&format!("{sandbox_base}/healthz"), &[]).unwrap();
+        let health = wrk(&format!("{sandbox_base}/healthz"), &[], pinned).unwrap();
         report("sandbox /healthz (no pipeline)", &health);
-        let allowed = wrk(&format!("{sandbox_base}/wb/api/v3/warehouses"), &auth).unwrap();
+        let allowed = wrk(
+            &format!("{sandbox_base}/wb/api/v3/warehouses"),
+            &auth,
+            pinned,
+        )
+        .unwrap();
         report("sandbox WB, allowed path", &allowed);
-        let rejected = wrk(&format!("{sandbox_base}/wb/api/v1/seller-info"), &auth).unwrap();
+        let rejected = wrk(
+            &format!("{sandbox_base}/wb/api/v1/seller-info"),
+            &auth,
+            pinned,
+        )
+        .unwrap();
         report("sandbox WB, rejected path (429)", &rejected);
-        let hello2 = wrk(&format!("{hello_base}/"), &[]).unwrap();
+        let hello2 = wrk(&format!("{hello_base}/"), &[], pinned).unwrap();
         report("axum hello-world (again)", &hello2);
         let anchor = (hello.rps + hello2.rps) / 2.0;
         println!(

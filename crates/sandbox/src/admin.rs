@@ -600,16 +600,16 @@ fn buckets_of(
         .keys
         .iter()
         .map(|k| Owner {
-            key: k.clone(),
+            key: k.as_str().into(),
             app: None,
-            sandbox: Some(s.id.clone()),
+            sandbox: Some(s.id.as_str().into()),
         })
         .chain(s.b24_apps.iter().map(|a| Owner {
-            key: format!("app:{}", a.id),
-            app: Some(a.id.clone()),
-            sandbox: Some(s.id.clone()),
+            key: format!("app:{}", a.id).into(),
+            app: Some(a.id.as_str().into()),
+            sandbox: Some(s.id.as_str().into()),
         }));
-    for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| *want == o.key)) {
+    for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key)) {
         let key = &owner.key;
         for svc in state.catalog.services().iter().filter(|svc| {
             (owner.app.is_none() || svc.id == ServiceId::B24)
@@ -627,7 +627,7 @@ fn buckets_of(
                 }
                 let bk = buckets::key(svc.id.as_str(), g, &owner, None);
                 out.push((
-                    key.clone(),
+                    key.to_string(),
                     svc.id,
                     g.id.clone(),
                     bk,

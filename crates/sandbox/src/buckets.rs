@@ -1,6 +1,7 @@
 //! Which buckets a request draws from, and drawing from them: one token per request from every
 //! group of the operation (all or nothing), and the extra cost of an answer afterwards.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_catalog::{BucketScope, LimitGroup, Resolved, short_host};
@@ -11,32 +12,33 @@ use crate::tenants::{Principal, Tenants};
 /// Whose buckets: the tenant part of every bucket key of a request.
 #[derive(Debug, Clone)]
 pub(crate) struct Owner {
-    /// The key (or the presented, unknown credential: its requests spend tokens too).
-    pub(crate) key: String,
+    /// The key (or the presented, unknown credential: its requests spend tokens too); `app:ID`
+    /// for a Bitrix24 local application.
+    pub(crate) key: Arc<str>,
     /// A Bitrix24 local application.
-    pub(crate) app: Option<String>,
+    pub(crate) app: Option<Arc<str>>,
     /// The sandbox, when the credential belongs to one (its own limits apply).
-    pub(crate) sandbox: Option<String>,
+    pub(crate) sandbox: Option<Arc<str>>,
 }
 
 impl Owner {
     pub(crate) fn new(principal: Option<&Principal>, presented: Option<&str>) -> Self {
         match principal {
             Some(Principal::Key { key, sandbox }) => Owner {
-                key: key.to_string(),
+                key: Arc::clone(key),
                 app: None,
-                sandbox: Some(sandbox.to_string()),
+                sandbox: Some(Arc::clone(sandbox)),
             },
             Some(Principal::App { app, sandbox }) => Owner {
-                key: format!("app:{app}"),
-                app: Some(app.to_string()),
-                sandbox: Some(sandbox.to_string()),
+                key: format!("app:{app}").into(),
+                app: Some(Arc::clone(app)),
+                sandbox: Some(Arc::clone(sandbox)),
             },
             None => {
                 // Bounded, so that a flood of long garbage credentials cannot grow keys.
                 let p: String = presented.unwrap_or("").chars().take(128).collect();
                 Owner {
-                    key: format!("unknown:{p}"),
+                    key: format!("unknown:{p}").into(),
                     app: None,
                     sandbox: None,
                 }
@@ -47,17 +49,15 @@ impl Owner {
 
 /// The bucket key of `group` for `owner` in `service`.
 pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, host: Option<&str>) -> String {
-    let tenant = match (&owner.app, group.scope) {
-        (Some(app), BucketScope::Application) => format!("app:{app}"),
-        _ => owner.key.clone(),
-    };
+    // An application's key is `app:ID`: its buckets are its own, whatever the group's scope.
+    let tenant = &*owner.key;
     match group.scope {
         BucketScope::Host => bucket_key(
             "apistend",
-            &tenant,
+            tenant,
             &[service, &group.id, short_host(host.unwrap_or("-"))],
         ),
-        _ => bucket_key("apistend", &tenant, &[service, &group.id]),
+        _ => bucket_key("apistend", tenant, &[service, &group.id]),
     }
 }
 
@@ -89,15 +89,17 @@ pub(crate) async fn take(
 ) -> Result<Charge, LimiterError> {
     let svc = resolved.service;
     let sid = svc.id.as_str();
-    let mut taken: Vec<(String, Quota)> = Vec::with_capacity(resolved.groups.len());
+    let groups = || resolved.groups.iter().filter_map(|&i| svc.groups.get(i));
     let mut first: Option<Charge> = None;
-    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
+    for (n, group) in groups().enumerate() {
         let k = key(sid, group, owner, host);
         let q = quota(tenants, sid, group, owner);
         let d = store.acquire(&k, &q, 1).await?;
         if !d.allowed {
-            for (k, q) in &taken {
-                store.refund(k, q, 1).await?;
+            // Rare: the keys of the groups already charged are built again rather than kept.
+            for g in groups().take(n) {
+                let q = quota(tenants, sid, g, owner);
+                store.refund(&key(sid, g, owner, host), &q, 1).await?;
             }
             return Ok(Charge {
                 decision: d,
@@ -108,7 +110,6 @@ pub(crate) async fn take(
             decision: d,
             interval: q.interval(),
         });
-        taken.push((k, q));
     }
     first.ok_or_else(|| LimiterError::Config(format!("{sid} has no limit group for this request")))
 }

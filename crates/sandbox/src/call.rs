@@ -1,12 +1,16 @@
 //! A request as the pipeline sees it: the service-relative operation path, the host (WB), the
 //! credential from whichever channel the real service uses, and the query.
 
-use apistend_catalog::{Method, Service, ServiceId, short_host};
-use http::HeaderMap;
+use apistend_catalog::{Method, Service, ServiceId};
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName};
+
+const CLIENT_ID: HeaderName = HeaderName::from_static("client-id");
+const API_KEY: HeaderName = HeaderName::from_static("api-key");
 use http::request::Parts;
 
 /// `X-Mock-Key`: the sandbox's own credential header, accepted by every service.
-pub(crate) const X_MOCK_KEY: &str = "x-mock-key";
+pub(crate) const X_MOCK_KEY: HeaderName = HeaderName::from_static("x-mock-key");
 
 #[derive(Debug)]
 pub(crate) struct Call {
@@ -26,7 +30,7 @@ pub(crate) struct Call {
 impl Call {
     pub(crate) fn parse(service: &Service, parts: &Parts, rest: &str, body: &[u8]) -> Self {
         let query = parse_query(parts.uri.query().unwrap_or(""));
-        let content_type = header(&parts.headers, "content-type").unwrap_or("");
+        let content_type = header(&parts.headers, http::header::CONTENT_TYPE).unwrap_or("");
         let body_json = if body.is_empty() {
             None
         } else if content_type.contains("x-www-form-urlencoded") {
@@ -63,9 +67,9 @@ impl Call {
             }
             // Ozon wants both headers; the Api-Key is the sandbox key.
             ServiceId::Ozon
-                if call.credential.is_none() && header(&parts.headers, "client-id").is_some() =>
+                if call.credential.is_none() && header(&parts.headers, CLIENT_ID).is_some() =>
             {
-                call.credential = header(&parts.headers, "api-key").map(str::to_owned);
+                call.credential = header(&parts.headers, API_KEY).map(str::to_owned);
             }
             _ => {}
         }
@@ -79,7 +83,13 @@ impl Call {
             .split('/')
             .next()
             .unwrap_or("");
-        if let Some(host) = service.hosts.iter().find(|h| short_host(h) == first) {
+        // `apistend_catalog::short_host(h) == first`, without splitting every host of the service on every call.
+        let named = |h: &&String| {
+            !first.is_empty()
+                && h.strip_prefix(first)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        };
+        if let Some(host) = service.hosts.iter().find(named) {
             self.host = Some(host.clone());
             let rest = self
                 .path
@@ -93,7 +103,8 @@ impl Call {
             };
         }
         if self.credential.is_none() {
-            self.credential = header(headers, "authorization").map(|v| strip_bearer(v).to_owned());
+            self.credential =
+                header(headers, http::header::AUTHORIZATION).map(|v| strip_bearer(v).to_owned());
         }
     }
 
@@ -142,7 +153,9 @@ impl Call {
     }
 }
 
-pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+/// A header's trimmed, non-empty text value. Names are `HeaderName` constants: a `&str` name is
+/// parsed again on every lookup, and this is on every request.
+pub(crate) fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -151,7 +164,7 @@ pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
-    let v = header(headers, "authorization")?;
+    let v = header(headers, http::header::AUTHORIZATION)?;
     let (scheme, token) = v.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")

@@ -309,7 +309,20 @@ impl Sandbox {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let app = self.router();
+        // The management API goes through axum's router; everything else straight to the
+        // pipeline, which spares a route lookup on every emulated request.
+        let admin = hyper_util::service::TowerToHyperService::new(self.router());
+        let state = Arc::clone(&self.state);
+        let app = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            let (admin, state) = (admin.clone(), Arc::clone(&state));
+            async move {
+                if req.uri().path().starts_with("/api/") {
+                    hyper::service::Service::call(&admin, req).await
+                } else {
+                    Ok(dispatch(State(state), req.map(Body::new)).await)
+                }
+            }
+        });
         let limits = self.state.limits;
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
@@ -328,7 +341,7 @@ impl Sandbox {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            let service = app.clone();
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(limits.read_timeout)
@@ -349,7 +362,7 @@ impl Sandbox {
 }
 
 async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Response<Body> {
-    let path = req.uri().path().to_owned();
+    let path = req.uri().path();
     if path == "/healthz" {
         return Response::new(Body::from("ok"));
     }
@@ -394,10 +407,10 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
             )
         };
     }
-    match pipeline::route(&path) {
+    match pipeline::route(path) {
         Some((id, rest)) => {
-            let rest = rest.to_owned();
-            pipeline::handle(state, id, rest, req).await
+            let prefix = path.len() - rest.len();
+            pipeline::handle(state, id, prefix, req).await
         }
         None => {
             let body = serde_json::json!({

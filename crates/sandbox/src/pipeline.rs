@@ -8,7 +8,7 @@ use apistend_catalog::{ErrorContext, ErrorKind, RateHeaders, Service, ServiceId}
 use apistend_limiter::Decision;
 use axum::body::Body;
 use futures_util::stream;
-use http::{HeaderValue, Request, Response, StatusCode};
+use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::AppState;
@@ -19,7 +19,7 @@ use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
 use crate::services::{self, Refusal, Success};
 
 /// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
-pub(crate) const X_MOCK_DELAY: &str = "x-mock-delay";
+pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-delay");
 
 enum BodyMode {
     Full,
@@ -32,12 +32,17 @@ struct Answer {
     status: u16,
     content_type: &'static str,
     body: String,
+    /// The service's rate-limit headers (kept as numbers until the response is built).
+    rate: RateHeaders,
+    /// `x-apistend-scenario`.
+    scenario: Option<&'static str>,
+    /// Anything else the real service sends with this answer.
     headers: Vec<(&'static str, HeaderValue)>,
     mode: BodyMode,
 }
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
-const X_REQUEST_ID: &str = "x-request-id";
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The request id (of logs and error bodies) and the timestamp of error bodies, made only when
 /// something needs them: most answers need neither.
@@ -66,14 +71,36 @@ impl Meta {
 
     fn id(&self) -> &str {
         self.id.get_or_init(|| {
-            self.given
-                .clone()
-                .unwrap_or_else(|| format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)))
+            self.given.clone().unwrap_or_else(|| {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let v = fastrand::u128(..);
+                (0..32)
+                    .map(|i| {
+                        let nibble = usize::try_from((v >> (i * 4)) & 0xf).unwrap_or(0);
+                        char::from(HEX.get(nibble).copied().unwrap_or(b'0'))
+                    })
+                    .collect()
+            })
         })
     }
 
     fn ctx(&self, limit: u32) -> ErrorContext<'_> {
-        let ts = self.timestamp.get_or_init(|| rfc3339(self.started));
+        let ts = self.timestamp.get_or_init(|| {
+            // Formatted once a second per thread: an exhausted bucket answers many per second.
+            thread_local! {
+                static LAST: std::cell::RefCell<(i64, String)> =
+                    const { std::cell::RefCell::new((i64::MIN, String::new())) };
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            let second = self.started.floor() as i64;
+            LAST.with_borrow_mut(|(at, text)| {
+                if *at != second {
+                    *at = second;
+                    *text = rfc3339(self.started);
+                }
+                text.clone()
+            })
+        });
         ErrorContext::new(self.id(), ts, limit)
     }
 }
@@ -85,14 +112,15 @@ impl Answer {
             status: e.status,
             content_type: e.content_type,
             body: e.body,
+            rate: RateHeaders::default(),
+            scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
         }
     }
 
     fn rate(mut self, headers: RateHeaders) -> Self {
-        self.headers
-            .extend(headers.iter().map(|(n, v)| (n, HeaderValue::from(v))));
+        self.rate = headers;
         self
     }
 
@@ -132,12 +160,19 @@ impl Answer {
         *resp.status_mut() =
             StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let h = resp.headers_mut();
+        h.reserve(5 + self.headers.len());
         h.insert(
             http::header::CONTENT_TYPE,
             HeaderValue::from_static(self.content_type),
         );
+        for (name, value) in self.rate.iter() {
+            h.append(HeaderName::from_static(name), number(value));
+        }
+        if let Some(sc) = self.scenario {
+            h.insert(X_APISTEND_SCENARIO, HeaderValue::from_static(sc));
+        }
         for (name, value) in self.headers {
-            h.append(name, value);
+            h.append(HeaderName::from_static(name), value);
         }
         resp
     }
@@ -151,6 +186,34 @@ struct Seen {
     chaos: bool,
     /// The bucket's (remaining, limit) after the request's token.
     fill: Option<(u32, u32)>,
+}
+
+/// A header value for a count or a number of seconds. Values up to 4095 come from a table made
+/// once (a static `HeaderValue` clones without allocating): rate-limit headers are on every answer.
+fn number(v: u64) -> HeaderValue {
+    static SMALL: std::sync::OnceLock<Vec<HeaderValue>> = std::sync::OnceLock::new();
+    let table = SMALL.get_or_init(|| {
+        let text: &'static str = Box::leak(
+            (0..4096)
+                .map(|n: u32| n.to_string())
+                .collect::<String>()
+                .into_boxed_str(),
+        );
+        let mut at = 0;
+        (0..4096u32)
+            .map(|n| {
+                let len = n.checked_ilog10().map_or(1, |d| d as usize + 1);
+                let v = HeaderValue::from_static(text.get(at..at + len).unwrap_or("0"));
+                at += len;
+                v
+            })
+            .collect()
+    });
+    usize::try_from(v)
+        .ok()
+        .and_then(|i| table.get(i))
+        .cloned()
+        .unwrap_or_else(|| HeaderValue::from(v))
 }
 
 /// Which service a path belongs to, and the rest of the path.
@@ -174,7 +237,7 @@ pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
 pub(crate) async fn handle(
     state: Arc<AppState>,
     id: ServiceId,
-    rest: String,
+    prefix: usize,
     req: Request<Body>,
 ) -> Response<Body> {
     let meta = Meta::new(req.headers());
@@ -185,7 +248,9 @@ pub(crate) async fn handle(
         chaos: false,
         fill: None,
     };
-    let resp = handle_inner(&state, id, &rest, req, &meta, &mut seen).await;
+    let debug = tracing::enabled!(tracing::Level::DEBUG);
+    let path = debug.then(|| req.uri().path().to_owned());
+    let resp = handle_inner(&state, id, prefix, req, &meta, &mut seen).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -205,8 +270,8 @@ pub(crate) async fn handle(
     {
         state.metrics.scenario(id, sc);
     }
-    if tracing::enabled!(tracing::Level::DEBUG) {
-        tracing::debug!(request_id = meta.id(), service = %id, %method, path = %rest, status, scenario, "answered");
+    if debug {
+        tracing::debug!(request_id = meta.id(), service = %id, %method, path = path.as_deref().unwrap_or(""), status, scenario, "answered");
     }
     resp
 }
@@ -214,7 +279,7 @@ pub(crate) async fn handle(
 async fn handle_inner(
     state: &AppState,
     id: ServiceId,
-    rest: &str,
+    prefix: usize,
     req: Request<Body>,
     meta: &Meta,
     seen: &mut Seen,
@@ -245,6 +310,7 @@ async fn handle_inner(
                 .into_response();
         }
     };
+    let rest = parts.uri.path().get(prefix..).unwrap_or("");
     let call = Call::parse(service, &parts, rest, &body);
     let resolved = state
         .catalog
@@ -393,11 +459,7 @@ async fn handle_inner(
         }
     }
     let mut answer = answer.rate(service.rate_headers(&decision, false));
-    if let Some(sc) = scenario {
-        answer
-            .headers
-            .push((X_APISTEND_SCENARIO, HeaderValue::from_static(sc.name())));
-    }
+    answer.scenario = scenario.map(Scenario::name);
     answer.into_response()
 }
 
@@ -422,10 +484,7 @@ async fn read_body(
 fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {
     let mut a = Answer::error(service, &ErrorKind::RateLimited, ctx)
         .rate(service.rate_headers(decision, true));
-    a.headers.push((
-        X_APISTEND_SCENARIO,
-        HeaderValue::from_static(Scenario::RateLimit.name()),
-    ));
+    a.scenario = Some(Scenario::RateLimit.name());
     a
 }
 
@@ -467,6 +526,8 @@ fn success(
                 .into_iter()
                 .filter_map(|(n, v)| Some((n, HeaderValue::from_str(&v).ok()?)))
                 .collect(),
+            rate: RateHeaders::default(),
+            scenario: None,
             mode: BodyMode::Full,
         },
         Some(Err(Refusal::BadRequest(why))) => {
@@ -476,6 +537,8 @@ fn success(
             status,
             content_type,
             body: json!({"error": code, "error_description": text}).to_string(),
+            rate: RateHeaders::default(),
+            scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
         },

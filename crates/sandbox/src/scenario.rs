@@ -1,9 +1,11 @@
 //! Failures a client must survive, asked for with `X-Mock-Scenario`.
 
 /// `X-Mock-Scenario`: which failure to answer with.
-pub(crate) const X_MOCK_SCENARIO: &str = "x-mock-scenario";
+pub(crate) const X_MOCK_SCENARIO: http::HeaderName =
+    http::HeaderName::from_static("x-mock-scenario");
 /// Echo of the scenario that shaped the answer (also on a real rate-limit exceedance).
-pub(crate) const X_APISTEND_SCENARIO: &str = "x-apistend-scenario";
+pub(crate) const X_APISTEND_SCENARIO: http::HeaderName =
+    http::HeaderName::from_static("x-apistend-scenario");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scenario {
