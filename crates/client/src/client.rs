@@ -171,7 +171,7 @@ impl ClientBuilder {
     }
 }
 
-struct Inner {
+pub(crate) struct Inner {
     service: ServiceId,
     account: String,
     store: Store,
@@ -191,7 +191,7 @@ struct Inner {
 
 impl Inner {
     /// Records one latency: the ceiling jumps up to it, and otherwise loses 1/8 per request.
-    fn record_latency(&self, d: Duration) {
+    pub(crate) fn record_latency(&self, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let _ = self
             .latency_ceiling_us
@@ -203,6 +203,163 @@ impl Inner {
     fn latency_ceiling(&self) -> Duration {
         Duration::from_micros(self.latency_ceiling_us.load(Ordering::Relaxed))
     }
+}
+
+impl Inner {
+    /// `path` as the catalog sees it: without the path of the base URL (`/wb` in
+    /// `http://127.0.0.1:8080/wb`), for a request that arrives with a whole URI (the tower layer).
+    pub(crate) fn relative_path<'p>(&self, path: &'p str) -> &'p str {
+        let after_scheme = self
+            .base
+            .split_once("://")
+            .map_or(self.base.as_str(), |(_, r)| r);
+        let base_path = after_scheme.find('/').map_or("", |i| &after_scheme[i..]);
+        path.strip_prefix(base_path)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+            .unwrap_or(path)
+    }
+
+    pub(crate) fn service(&self) -> ServiceId {
+        self.service
+    }
+
+    pub(crate) fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
+    pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
+        let op_path = operation_path(self.service, path);
+        let resolved = self.catalog.resolve(self.service, method, &op_path, None);
+        let groups: Vec<&LimitGroup> = resolved
+            .groups
+            .iter()
+            .filter_map(|&i| resolved.service.groups.get(i))
+            .collect();
+        let sid = self.service.as_str();
+        let keys = groups
+            .iter()
+            .map(|g| bucket_key("apistend:client", &self.account, &[sid, &g.id]))
+            .collect();
+        let ceiling = groups
+            .iter()
+            .map(|g| ceiling(&self.config, g))
+            .max()
+            .unwrap_or(self.config.max_wait);
+        let first_interval = groups
+            .first()
+            .map_or(Duration::from_secs(1), |g| g.quota.interval());
+        Plan {
+            groups,
+            keys,
+            ceiling,
+            first_interval,
+        }
+    }
+
+    /// Takes a token from every group of `plan`, waiting up to its ceiling (and `deadline`) in
+    /// all; returns the time waited.
+    ///
+    /// # Cancel safety
+    /// Dropping the future while it waits takes nothing (tokens taken from the first groups are
+    /// given back before each wait).
+    pub(crate) async fn acquire(
+        &self,
+        plan: &Plan<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Duration, ClientError> {
+        let c = self;
+        let (groups, keys, ceiling) = (&plan.groups, &plan.keys, plan.ceiling);
+        let sid = c.service.as_str();
+        let start = Instant::now();
+        loop {
+            let mut wait = None;
+            for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
+                // Only a token that has been there for the margin is taken: see `margin`.
+                let margin = margin(&g.quota, c.latency_ceiling());
+                let d = c.store.acquire_settled(k, &g.quota, 1, margin).await?;
+                if !d.allowed {
+                    for (g, k) in groups.iter().zip(keys).take(i) {
+                        c.store.refund(k, &g.quota, 1).await?;
+                    }
+                    wait = Some((d.retry_after, *g));
+                    break;
+                }
+            }
+            let Some((wait, group)) = wait else {
+                let waited = start.elapsed();
+                inc(&c.counters.acquisitions);
+                c.counters.waited_micros.fetch_add(
+                    u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                for g in groups {
+                    let l = labels(sid, &c.account, &g.id);
+                    metrics::counter!("apistend_client_acquisitions_total", &l).increment(1);
+                    metrics::histogram!("apistend_client_local_wait_seconds", &l)
+                        .record(waited.as_secs_f64());
+                }
+                return Ok(waited);
+            };
+            // Jitter, so that waiters woken together do not race in lockstep.
+            let wait = wait + Duration::from_millis(fastrand::u64(0..3));
+            let refuse = start.elapsed() + wait > ceiling
+                || deadline.is_some_and(|d| Instant::now() + wait > d);
+            if refuse {
+                inc(&c.counters.local_refusals);
+                metrics::counter!(
+                    "apistend_client_local_refusals_total",
+                    &labels(sid, &c.account, &group.id)
+                )
+                .increment(1);
+                return Err(ClientError::RateLimited {
+                    retry_after: wait,
+                    refused_by: RefusedBy::Local,
+                });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// A rate-limit answer to a call the limiter allowed: every group of `plan` pauses for
+    /// `min(max(server hint, one refill, backoff), ceiling)`, shared by every process of the
+    /// account. Returns the pause.
+    pub(crate) async fn penalize(
+        &self,
+        plan: &Plan<'_>,
+        status: u16,
+        headers: &HeaderMap,
+        attempt: u32,
+    ) -> Result<Duration, ClientError> {
+        let sid = self.service.as_str();
+        inc(&self.counters.server_rate_limits);
+        let hint = server_hint(headers, SystemTime::now()).unwrap_or_default();
+        let pause = hint
+            .max(plan.first_interval)
+            .max(backoff(self.config.retry_base, attempt))
+            .min(plan.ceiling);
+        for (g, k) in plan.groups.iter().zip(&plan.keys) {
+            let l = labels(sid, &self.account, &g.id);
+            metrics::counter!("apistend_client_unexpected_429_total", &l).increment(1);
+            self.store.penalize(k, &g.quota, pause).await?;
+            inc(&self.counters.penalties);
+            metrics::counter!("apistend_client_penalties_total", &l).increment(1);
+        }
+        tracing::warn!(service = sid, account = %self.account, status, ?pause, "rate-limited by the server although the local limiter allowed; penalized the shared bucket");
+        Ok(pause)
+    }
+}
+
+/// What a call draws from: its limit groups, their bucket keys, its wait ceiling.
+pub(crate) struct Plan<'a> {
+    pub(crate) groups: Vec<&'a LimitGroup>,
+    pub(crate) keys: Vec<String>,
+    pub(crate) ceiling: Duration,
+    pub(crate) first_interval: Duration,
 }
 
 /// A rate-limited, retrying client of one service for one account.
@@ -322,6 +479,18 @@ impl Client {
             .map(|g| g.quota)
     }
 
+    /// This client's limiter as a tower layer, for an HTTP stack of your own: see
+    /// [`RateLimitLayer`](crate::RateLimitLayer).
+    pub fn layer(&self) -> crate::RateLimitLayer {
+        crate::RateLimitLayer::new(Arc::clone(&self.inner))
+    }
+
+    /// This client's retry rules as a `tower::retry::Policy`: see
+    /// [`RetryPolicy`](crate::RetryPolicy).
+    pub fn retry_policy(&self) -> crate::RetryPolicy {
+        crate::RetryPolicy::new(Arc::clone(&self.inner))
+    }
+
     /// The client's counters.
     pub fn stats(&self) -> Stats {
         self.inner.counters.snapshot()
@@ -378,32 +547,16 @@ impl RequestBuilder<'_> {
     pub async fn send(self) -> Result<Response, ClientError> {
         let c = &self.client.inner;
         let op_path = operation_path(c.service, &self.path);
-        let resolved = c.catalog.resolve(c.service, self.method, &op_path, None);
-        let groups: Vec<&LimitGroup> = resolved
-            .groups
-            .iter()
-            .filter_map(|&i| resolved.service.groups.get(i))
-            .collect();
+        let plan = c.plan(self.method, &self.path);
         let sid = c.service.as_str();
-        let keys: Vec<String> = groups
-            .iter()
-            .map(|g| bucket_key("apistend:client", &c.account, &[sid, &g.id]))
-            .collect();
-        let ceiling = groups
-            .iter()
-            .map(|g| ceiling(&c.config, g))
-            .max()
-            .unwrap_or(c.config.max_wait);
-        let first_interval = groups
-            .first()
-            .map_or(Duration::from_secs(1), |g| g.quota.interval());
+        let ceiling = plan.ceiling;
         let url = format!("{}{}", c.base, self.path);
         let b24_method =
             (c.service == ServiceId::B24).then(|| op_path.trim_start_matches("/rest/").to_owned());
         let attempts = c.config.attempts.max(1);
         let mut waited = Duration::ZERO;
         for attempt in 1..=attempts {
-            waited += self.acquire(&groups, &keys, ceiling).await?;
+            waited += c.acquire(&plan, self.deadline).await?;
             inc(&c.counters.attempts);
             let mut req = c
                 .http
@@ -498,27 +651,7 @@ impl RequestBuilder<'_> {
                     && status == 503
                     && b24_error == "QUERY_LIMIT_EXCEEDED");
             if rate_limited {
-                inc(&c.counters.server_rate_limits);
-                let hint = server_hint(&headers, SystemTime::now()).unwrap_or_default();
-                let pause = hint
-                    .max(first_interval)
-                    .max(backoff(c.config.retry_base, attempt))
-                    .min(ceiling);
-                for (g, k) in groups.iter().zip(&keys) {
-                    metrics::counter!(
-                        "apistend_client_unexpected_429_total",
-                        &labels(sid, &c.account, &g.id)
-                    )
-                    .increment(1);
-                    c.store.penalize(k, &g.quota, pause).await?;
-                    inc(&c.counters.penalties);
-                    metrics::counter!(
-                        "apistend_client_penalties_total",
-                        &labels(sid, &c.account, &g.id)
-                    )
-                    .increment(1);
-                }
-                tracing::warn!(service = sid, account = %c.account, status, ?pause, "rate-limited by the server although the local limiter allowed; penalized the shared bucket");
+                let pause = c.penalize(&plan, status, &headers, attempt).await?;
                 if attempt == attempts {
                     return Err(ClientError::RateLimited {
                         retry_after: pause,
@@ -549,65 +682,6 @@ impl RequestBuilder<'_> {
             }
         }
         Err(ClientError::Config("no attempt was made".into()))
-    }
-
-    /// Takes a token from every group, waiting up to `ceiling` (and the deadline) in all.
-    async fn acquire(
-        &self,
-        groups: &[&LimitGroup],
-        keys: &[String],
-        ceiling: Duration,
-    ) -> Result<Duration, ClientError> {
-        let c = &self.client.inner;
-        let sid = c.service.as_str();
-        let start = Instant::now();
-        loop {
-            let mut wait = None;
-            for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
-                // Only a token that has been there for the margin is taken: see `margin`.
-                let margin = margin(&g.quota, c.latency_ceiling());
-                let d = c.store.acquire_settled(k, &g.quota, 1, margin).await?;
-                if !d.allowed {
-                    for (g, k) in groups.iter().zip(keys).take(i) {
-                        c.store.refund(k, &g.quota, 1).await?;
-                    }
-                    wait = Some((d.retry_after, *g));
-                    break;
-                }
-            }
-            let Some((wait, group)) = wait else {
-                let waited = start.elapsed();
-                inc(&c.counters.acquisitions);
-                c.counters.waited_micros.fetch_add(
-                    u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                for g in groups {
-                    let l = labels(sid, &c.account, &g.id);
-                    metrics::counter!("apistend_client_acquisitions_total", &l).increment(1);
-                    metrics::histogram!("apistend_client_local_wait_seconds", &l)
-                        .record(waited.as_secs_f64());
-                }
-                return Ok(waited);
-            };
-            // Jitter, so that waiters woken together do not race in lockstep.
-            let wait = wait + Duration::from_millis(fastrand::u64(0..3));
-            let refuse = start.elapsed() + wait > ceiling
-                || self.deadline.is_some_and(|d| Instant::now() + wait > d);
-            if refuse {
-                inc(&c.counters.local_refusals);
-                metrics::counter!(
-                    "apistend_client_local_refusals_total",
-                    &labels(sid, &c.account, &group.id)
-                )
-                .increment(1);
-                return Err(ClientError::RateLimited {
-                    retry_after: wait,
-                    refused_by: RefusedBy::Local,
-                });
-            }
-            tokio::time::sleep(wait).await;
-        }
     }
 
     /// Sleeps the backoff of `attempt`; false when the deadline does not leave room for it.

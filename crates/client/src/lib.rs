@@ -9,10 +9,12 @@ mod config;
 mod error;
 mod hint;
 mod ladder;
+mod layer;
 mod metrics;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, Response};
 pub use config::{ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_REDIS};
 pub use error::{ClientError, RefusedBy};
 pub use ladder::Ladder;
+pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy};
 pub use metrics::Stats;

@@ -1,0 +1,224 @@
+//! The client's limiter and retry rules as tower middleware, for an HTTP stack of your own.
+//!
+//! [`RateLimitLayer`] takes a token from every limit group of a request before passing it on, and
+//! turns a rate-limit answer into a penalty of the shared bucket; [`RetryPolicy`] retries as
+//! [`Client::send`](crate::RequestBuilder::send) does. Stack the retry outside the limiter, so
+//! that every attempt takes its own token:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), apistend_client::BoxError> {
+//! use apistend_catalog::ServiceId;
+//! use apistend_client::Client;
+//! use tower::{Service, ServiceBuilder, ServiceExt};
+//!
+//! let wb = Client::builder()
+//!     .service(ServiceId::Wb)
+//!     .account("seller-42")
+//!     .base_url("http://127.0.0.1:8080/wb")
+//!     .build()?;
+//! // Any `Service<http::Request<B>, Response = http::Response<_>>` with a clonable body.
+//! let transport = tower::service_fn(|_req: http::Request<Vec<u8>>| async {
+//!     Ok::<_, apistend_client::BoxError>(http::Response::new(Vec::<u8>::new()))
+//! });
+//! let mut stack = ServiceBuilder::new()
+//!     .retry(wb.retry_policy())
+//!     .layer(wb.layer())
+//!     .service(transport);
+//! let req = http::Request::get("http://127.0.0.1:8080/wb/api/v3/warehouses").body(Vec::new())?;
+//! let answer = stack.ready().await?.call(req).await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use apistend_catalog::{Method, ServiceId};
+use tower::{Layer, Service};
+
+use crate::client::{Inner, backoff};
+use crate::error::ClientError;
+
+/// The error type of the middleware: the inner service's error, or a [`ClientError`] (a local
+/// refusal past the wait ceiling, or a failed fail-closed store).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A deadline for one request through [`RateLimit`], as a request extension: when the wait for a
+/// token would pass it, the call fails at once with `ClientError::RateLimited { refused_by: Local,
+/// retry_after }` instead of waiting (up to the ceiling) for a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline(pub Instant);
+
+/// Puts a [`Client`](crate::Client)'s limiter in front of an HTTP service; made by
+/// [`Client::layer`](crate::Client::layer).
+///
+/// The operation is resolved from the request's method and path (less the path of the client's
+/// base URL), exactly as the client resolves its own calls, and the same shared buckets are used:
+/// requests through the layer and through the client count against one budget.
+#[derive(Clone)]
+pub struct RateLimitLayer {
+    client: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RateLimitLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimitLayer").finish_non_exhaustive()
+    }
+}
+
+impl RateLimitLayer {
+    pub(crate) fn new(client: Arc<Inner>) -> Self {
+        Self { client }
+    }
+}
+
+impl<S> Layer<S> for RateLimitLayer {
+    type Service = RateLimit<S>;
+
+    fn layer(&self, inner: S) -> RateLimit<S> {
+        RateLimit {
+            client: Arc::clone(&self.client),
+            inner,
+        }
+    }
+}
+
+/// The service of [`RateLimitLayer`].
+#[derive(Clone)]
+pub struct RateLimit<S> {
+    client: Arc<Inner>,
+    inner: S,
+}
+
+impl<S> std::fmt::Debug for RateLimit<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimit").finish_non_exhaustive()
+    }
+}
+
+/// A rate-limit answer, judged from the status alone (the layer does not read bodies): 429, and
+/// Bitrix24's 503 (its `QUERY_LIMIT_EXCEEDED`).
+fn rate_limited(service: ServiceId, status: http::StatusCode) -> bool {
+    status == http::StatusCode::TOO_MANY_REQUESTS
+        || (service == ServiceId::B24 && status == http::StatusCode::SERVICE_UNAVAILABLE)
+}
+
+impl<S, B, RB> Service<http::Request<B>> for RateLimit<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<RB>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+    B: Send + 'static,
+    RB: Send + 'static,
+{
+    type Response = http::Response<RB>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    /// # Cancel safety
+    /// Dropping the future while it waits for a token takes nothing; once the request is passed
+    /// on, its token is spent.
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        // The service made ready by `poll_ready` serves this call; a clone takes its place.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let client = Arc::clone(&self.client);
+        Box::pin(async move {
+            let method = Method::parse(req.method().as_str()).unwrap_or(Method::Get);
+            let plan = client.plan(method, client.relative_path(req.uri().path()));
+            let deadline = req.extensions().get::<Deadline>().map(|d| d.0);
+            client.acquire(&plan, deadline).await?;
+            client.counters().attempts.fetch_add(1, Ordering::Relaxed);
+            let sending = Instant::now();
+            let resp = inner.call(req).await.map_err(Into::into)?;
+            client.record_latency(sending.elapsed());
+            if rate_limited(client.service(), resp.status()) {
+                client
+                    .penalize(&plan, resp.status().as_u16(), resp.headers(), 1)
+                    .await?;
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// The client's retry rules for `tower::retry`; made by
+/// [`Client::retry_policy`](crate::Client::retry_policy).
+///
+/// Up to the configured attempts in all: a rate-limit answer is retried at once (the next
+/// attempt's token waits out the penalty [`RateLimit`] wrote), a 5xx or a transport error after
+/// `base·2^(attempt−1) + jitter`; other answers, and the limiter's own refusals, are final.
+/// Requests are cloned for a retry, so their body type must be `Clone`.
+#[derive(Clone)]
+pub struct RetryPolicy {
+    client: Arc<Inner>,
+    attempt: u32,
+}
+
+impl std::fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("attempt", &self.attempt)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetryPolicy {
+    pub(crate) fn new(client: Arc<Inner>) -> Self {
+        Self { client, attempt: 1 }
+    }
+}
+
+impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, BoxError>
+    for RetryPolicy
+{
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        _req: &mut http::Request<B>,
+        result: &mut Result<http::Response<RB>, BoxError>,
+    ) -> Option<Self::Future> {
+        let c = &self.client;
+        if self.attempt >= c.config().attempts.max(1) {
+            return None;
+        }
+        let counters = c.counters();
+        let wait = match result {
+            Ok(r) if rate_limited(c.service(), r.status()) => {
+                counters.retries_rate_limit.fetch_add(1, Ordering::Relaxed);
+                Duration::ZERO
+            }
+            Ok(r) if r.status().is_server_error() => {
+                counters.retries_server.fetch_add(1, Ordering::Relaxed);
+                backoff(c.config().retry_base, self.attempt)
+            }
+            Ok(_) => return None,
+            // The limiter's own verdicts (a refusal past the ceiling, a store that is down) are
+            // not the network's: retrying cannot help.
+            Err(e) if e.downcast_ref::<ClientError>().is_some() => return None,
+            Err(_) => {
+                counters.retries_network.fetch_add(1, Ordering::Relaxed);
+                backoff(c.config().retry_base, self.attempt)
+            }
+        };
+        self.attempt += 1;
+        Some(tokio::time::sleep(wait))
+    }
+
+    fn clone_request(&mut self, req: &http::Request<B>) -> Option<http::Request<B>> {
+        let mut copy = http::Request::new(req.body().clone());
+        *copy.method_mut() = req.method().clone();
+        *copy.uri_mut() = req.uri().clone();
+        *copy.version_mut() = req.version();
+        *copy.headers_mut() = req.headers().clone();
+        Some(copy)
+    }
+}

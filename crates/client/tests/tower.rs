@@ -1,0 +1,162 @@
+//! The client's limiter and retry rules as tower middleware over a transport of the test's own
+//! (reqwest behind `tower::service_fn`), against a sandbox started in the test.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr
+)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use apistend_catalog::{Method, Overrides, ServiceId};
+use apistend_client::{BoxError, Client, ClientError, Deadline, RefusedBy};
+use apistend_limiter::{MemoryStore, Store};
+use tower::{Service, ServiceBuilder, ServiceExt};
+
+type Req = http::Request<Vec<u8>>;
+type Resp = http::Response<Vec<u8>>;
+
+/// reqwest as a `Service<http::Request<Vec<u8>>>`.
+fn transport() -> impl Service<Req, Response = Resp, Error = BoxError, Future: Send> + Clone + Send
+{
+    let http = reqwest::Client::new();
+    tower::service_fn(move |req: Req| {
+        let http = http.clone();
+        async move {
+            let req = reqwest::Request::try_from(req.map(reqwest::Body::from))?;
+            let r = http.execute(req).await?;
+            let mut out = http::Response::builder().status(r.status().as_u16());
+            for (k, v) in r.headers() {
+                out = out.header(k.as_str(), v.as_bytes());
+            }
+            let body = r.bytes().await?.to_vec();
+            Ok::<_, BoxError>(out.body(body)?)
+        }
+    })
+}
+
+fn client(s: &support::TestSandbox, overrides: &str) -> Client {
+    Client::builder()
+        .service(ServiceId::Wb)
+        .account("tower-seller")
+        .base_url(format!("{}/wb", s.base))
+        .overrides(Overrides::from_toml(overrides).unwrap())
+        .store(Store::from(MemoryStore::new()))
+        .config(support::quick())
+        .build()
+        .unwrap()
+}
+
+/// Retries outside the limiter, so that every attempt takes its own token.
+fn stack(c: &Client) -> impl Service<Req, Response = Resp, Error = BoxError> {
+    ServiceBuilder::new()
+        .retry(c.retry_policy())
+        .layer(c.layer())
+        .service(transport())
+}
+
+async fn call(
+    stack: &mut impl Service<Req, Response = Resp, Error = BoxError>,
+    req: Req,
+) -> Result<Resp, BoxError> {
+    stack.ready().await?.call(req).await
+}
+
+fn get(s: &support::TestSandbox, path: &str) -> Req {
+    http::Request::get(format!("{}/wb{path}", s.base))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .body(Vec::new())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_paces_calls_to_the_quota_without_a_429() {
+    let path = "/content/v2/object/all";
+    let quota = support::wb_quota(&support::wb_group(Method::Get, path), 1, 700);
+    let s = support::sandbox(&quota).await;
+    let c = client(&s, &quota);
+    let mut stack = stack(&c);
+    let t = Instant::now();
+    for _ in 0..3 {
+        let r = call(&mut stack, get(&s, path)).await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(1300),
+        "two waits for the next slot: {:?}",
+        t.elapsed()
+    );
+    let st = c.stats();
+    assert_eq!(st.attempts, 3);
+    assert_eq!(st.server_rate_limits, 0);
+    assert!(st.waited >= Duration::from_millis(1300), "{st:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_through_the_layer_penalizes_and_the_policy_retries() {
+    // The sandbox allows one request a second; the client believes in 5 per 3 s.
+    let path = "/content/v2/object/all";
+    let s = support::sandbox(&support::wb_quota(
+        &support::wb_group(Method::Get, path),
+        1,
+        1000,
+    ))
+    .await;
+    let c = client(&s, "");
+    let mut stack = stack(&c);
+    let mut ok = 0;
+    for _ in 0..3 {
+        let r = call(&mut stack, get(&s, path)).await.unwrap();
+        ok += u32::from(r.status() == 200);
+    }
+    let st = c.stats();
+    assert_eq!(ok, 3, "every call ends in success after its retry: {st:?}");
+    assert!(st.server_rate_limits >= 1, "{st:?}");
+    assert_eq!(st.penalties, st.server_rate_limits);
+    assert_eq!(st.retries_rate_limit, st.server_rate_limits);
+    // Server errors are retried with backoff, then the last answer is the caller's (on an
+    // operation whose quota the sandbox and the client agree on).
+    let mut req = get(&s, "/api/v3/warehouses");
+    req.headers_mut()
+        .insert("x-mock-scenario", "server_error".parse().unwrap());
+    let r = call(&mut stack, req).await.unwrap();
+    assert_eq!(r.status(), 500);
+    assert_eq!(c.stats().retries_server, 2, "three attempts in all");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_past_the_deadline_is_a_typed_local_refusal_not_retried() {
+    // Two requests an hour: the third would wait half an hour. With a deadline in the request's
+    // extensions the layer refuses at once without sending, and the policy does not retry that.
+    let path = "/content/v2/object/all";
+    let quota = support::wb_quota(&support::wb_group(Method::Get, path), 2, 3_600_000);
+    let s = support::sandbox(&quota).await;
+    let c = client(&s, &quota);
+    let mut stack = stack(&c);
+    for _ in 0..2 {
+        let r = call(&mut stack, get(&s, path)).await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let t = Instant::now();
+    let mut req = get(&s, path);
+    req.extensions_mut()
+        .insert(Deadline(Instant::now() + Duration::from_secs(2)));
+    let err = call(&mut stack, req).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(1), "fails fast");
+    match err.downcast_ref::<ClientError>() {
+        Some(
+            e @ ClientError::RateLimited {
+                refused_by: RefusedBy::Local,
+                ..
+            },
+        ) => assert!(e.retry_after().unwrap() > Duration::from_secs(1000)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.stats().attempts, 2, "nothing was sent");
+}
