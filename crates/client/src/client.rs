@@ -708,8 +708,10 @@ impl RequestBuilder<'_> {
 /// difference. A request sent the instant its slot opens can then arrive before the server's slot
 /// and draw a 429. No request arrives later than its answer returns, so the latency of recent
 /// requests bounds that shift; T/10 covers other processes of the account, whose latencies this
-/// one does not see. The margin costs latency only: the bucket's schedule advances by T per
-/// request, not from the moment the request leaves.
+/// one does not see. With a burst above one token the margin costs latency only (the bucket's
+/// schedule advances by T per request, not from the moment the token is taken); a bucket of one
+/// token restarts its schedule at each request, so there every interval is stretched by the
+/// margin: the price of never arriving early where the server's schedule follows the arrivals.
 pub(crate) fn margin(quota: &Quota, latency_ceiling: Duration) -> Duration {
     let floor = (quota.interval() / 10).clamp(Duration::from_millis(2), Duration::from_millis(100));
     floor.max(latency_ceiling).min(Duration::from_secs(1))
