@@ -176,6 +176,24 @@ pub(crate) fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
             == 0
 }
 
+/// Runs a management request in step with the other instances on the same Redis, if any: a
+/// request that may write first adopts their latest state (so that its change is made on top of
+/// theirs, not lost), and a request that did change the sandboxes shares the result.
+async fn shared(state: &AppState, req: Request, next: Next) -> Response<Body> {
+    let Some(sync) = &state.sync else {
+        return next.run(req).await;
+    };
+    if !matches!(*req.method(), http::Method::GET | http::Method::HEAD) {
+        sync.pull(&state.tenants).await;
+    }
+    let before = state.tenants.changes();
+    let resp = next.run(req).await;
+    if state.tenants.changes() != before {
+        sync.publish(&state.tenants).await;
+    }
+    resp
+}
+
 async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response<Body> {
     if !authorized(&state, req.headers()) {
         return problem(
@@ -194,7 +212,7 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
         quota.span().as_secs().max(1)
     );
     let mut resp = if d.allowed {
-        next.run(req).await
+        shared(&state, req, next).await
     } else {
         let mut r = problem(
             StatusCode::TOO_MANY_REQUESTS,
@@ -272,6 +290,18 @@ fn internal(e: &crate::SandboxError) -> Response<Body> {
     )
 }
 
+/// The answer of a removal: 204, or a 404 saying what was not there.
+fn removed(
+    result: Result<bool, crate::SandboxError>,
+    missing: impl FnOnce() -> String,
+) -> Response<Body> {
+    match result {
+        Ok(true) => no_content(),
+        Ok(false) => problem(StatusCode::NOT_FOUND, "Not Found", &missing()),
+        Err(e) => internal(&e),
+    }
+}
+
 fn not_found(id: &str) -> Response<Body> {
     problem(
         StatusCode::NOT_FOUND,
@@ -295,7 +325,6 @@ fn parse_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<
 }
 
 async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> Response<Body> {
-    refresh(&state).await;
     let b: CreateBody = match parse_body(&body) {
         Ok(b) => b,
         Err(why) => return problem(StatusCode::BAD_REQUEST, "Bad Request", &why),
@@ -309,10 +338,7 @@ async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> Response<Bod
         );
     }
     match state.tenants.create(&name) {
-        Ok(s) => {
-            publish(&state).await;
-            json_response(StatusCode::CREATED, &sandbox_json(&s))
-        }
+        Ok(s) => json_response(StatusCode::CREATED, &sandbox_json(&s)),
         Err(e) => internal(&e),
     }
 }
@@ -332,28 +358,16 @@ async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> 
 }
 
 async fn delete_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    refresh(&state).await;
-    match state.tenants.delete(&id) {
-        Ok(true) => {
-            publish(&state).await;
-            no_content()
-        }
-        Ok(false) => not_found(&id),
-        Err(e) => internal(&e),
-    }
+    removed(state.tenants.delete(&id), || format!("no sandbox {id:?}"))
 }
 
 async fn issue_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
     let key = crate::tenants::new_key();
     match state.tenants.add_key(&id, &key) {
-        Ok(()) => {
-            publish(&state).await;
-            json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id}))
-        }
+        Ok(()) => json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id})),
         Err(e) => internal(&e),
     }
 }
@@ -369,19 +383,9 @@ async fn revoke_key(
     State(state): State<Arc<AppState>>,
     Path((id, key)): Path<(String, String)>,
 ) -> Response<Body> {
-    refresh(&state).await;
-    match state.tenants.revoke_key(&id, &key) {
-        Ok(true) => {
-            publish(&state).await;
-            no_content()
-        }
-        Ok(false) => problem(
-            StatusCode::NOT_FOUND,
-            "Not Found",
-            &format!("sandbox {id:?} has no key {key:?}"),
-        ),
-        Err(e) => internal(&e),
-    }
+    removed(state.tenants.revoke_key(&id, &key), || {
+        format!("sandbox {id:?} has no key {key:?}")
+    })
 }
 
 async fn set_limit(
@@ -389,7 +393,6 @@ async fn set_limit(
     Path((id, service, group)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response<Body> {
-    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
@@ -432,21 +435,11 @@ async fn set_limit(
         }
     };
     match state.tenants.set_limit(&id, &service, &group, quota) {
-        Ok(()) => {
-            publish(&state).await;
-            json_response(
-                StatusCode::OK,
-                &json!({"service": service, "group": group, "burst": quota.burst(), "interval_ms": quota.interval_micros() as f64 / 1000.0, "algorithm": quota.algorithm().as_str()}),
-            )
-        }
+        Ok(()) => json_response(
+            StatusCode::OK,
+            &json!({"service": service, "group": group, "burst": quota.burst(), "interval_ms": quota.interval_micros() as f64 / 1000.0, "algorithm": quota.algorithm().as_str()}),
+        ),
         Err(e) => internal(&e),
-    }
-}
-
-/// Adopts the other instances' latest changes before making one, so that it is not lost.
-async fn refresh(state: &AppState) {
-    if let Some(sync) = &state.sync {
-        sync.pull(&state.tenants).await;
     }
 }
 
@@ -455,15 +448,11 @@ fn app_json(a: &crate::tenants::AppRecord) -> Value {
 }
 
 async fn add_app(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
     match state.tenants.add_app(&id) {
-        Ok(app) => {
-            publish(&state).await;
-            json_response(StatusCode::CREATED, &app_json(&app))
-        }
+        Ok(app) => json_response(StatusCode::CREATED, &app_json(&app)),
         Err(e) => internal(&e),
     }
 }
@@ -482,19 +471,9 @@ async fn remove_app(
     State(state): State<Arc<AppState>>,
     Path((id, app)): Path<(String, String)>,
 ) -> Response<Body> {
-    refresh(&state).await;
-    match state.tenants.remove_app(&id, &app) {
-        Ok(true) => {
-            publish(&state).await;
-            no_content()
-        }
-        Ok(false) => problem(
-            StatusCode::NOT_FOUND,
-            "Not Found",
-            &format!("sandbox {id:?} has no Bitrix24 application {app:?}"),
-        ),
-        Err(e) => internal(&e),
-    }
+    removed(state.tenants.remove_app(&id, &app), || {
+        format!("sandbox {id:?} has no Bitrix24 application {app:?}")
+    })
 }
 
 async fn get_settings(
@@ -531,7 +510,6 @@ async fn put_settings(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response<Body> {
-    refresh(&state).await;
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
@@ -563,18 +541,8 @@ async fn put_settings(
         );
     }
     match state.tenants.set_settings(&id, settings.clone()) {
-        Ok(()) => {
-            publish(&state).await;
-            json_response(StatusCode::OK, &json!(settings))
-        }
+        Ok(()) => json_response(StatusCode::OK, &json!(settings)),
         Err(e) => internal(&e),
-    }
-}
-
-/// Shares a change with the other instances on the same Redis, if any.
-async fn publish(state: &AppState) {
-    if let Some(sync) = &state.sync {
-        sync.publish(&state.tenants).await;
     }
 }
 
@@ -596,18 +564,19 @@ fn buckets_of(
     let mut out = Vec::new();
     // Keys, then Bitrix24 local applications (as `app:ID`: their requests spend from buckets of
     // their own, for the groups scoped per application, and from the app's key otherwise).
+    let view = state.tenants.view(&s.id);
     let owners = s
         .keys
         .iter()
         .map(|k| Owner {
             key: k.as_str().into(),
             app: None,
-            sandbox: Some(s.id.as_str().into()),
+            view: view.clone(),
         })
         .chain(s.b24_apps.iter().map(|a| Owner {
             key: format!("app:{}", a.id).into(),
             app: Some(a.id.as_str().into()),
-            sandbox: Some(s.id.as_str().into()),
+            view: view.clone(),
         }));
     for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key)) {
         let key = &owner.key;
@@ -631,7 +600,7 @@ fn buckets_of(
                     svc.id,
                     g.id.clone(),
                     bk,
-                    buckets::quota(&state.tenants, svc.id.as_str(), g, &owner),
+                    buckets::quota(svc.id.as_str(), g, &owner),
                 ));
             }
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use apistend_catalog::{BucketScope, LimitGroup, Resolved, short_host};
 use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
 
-use crate::tenants::{Principal, Tenants};
+use crate::tenants::{Principal, View};
 
 /// Whose buckets: the tenant part of every bucket key of a request.
 #[derive(Debug, Clone)]
@@ -17,22 +17,22 @@ pub(crate) struct Owner {
     pub(crate) key: Arc<str>,
     /// A Bitrix24 local application.
     pub(crate) app: Option<Arc<str>>,
-    /// The sandbox, when the credential belongs to one (its own limits apply).
-    pub(crate) sandbox: Option<Arc<str>>,
+    /// The sandbox's view, when the credential belongs to one (its own limits apply).
+    pub(crate) view: Option<Arc<View>>,
 }
 
 impl Owner {
     pub(crate) fn new(principal: Option<&Principal>, presented: Option<&str>) -> Self {
         match principal {
-            Some(Principal::Key { key, sandbox }) => Owner {
+            Some(Principal::Key { key, view }) => Owner {
                 key: Arc::clone(key),
                 app: None,
-                sandbox: Some(Arc::clone(sandbox)),
+                view: Some(Arc::clone(view)),
             },
-            Some(Principal::App { app, sandbox }) => Owner {
+            Some(Principal::App { app, view }) => Owner {
                 key: format!("app:{app}").into(),
                 app: Some(Arc::clone(app)),
-                sandbox: Some(Arc::clone(sandbox)),
+                view: Some(Arc::clone(view)),
             },
             None => {
                 // Bounded, so that a flood of long garbage credentials cannot grow keys.
@@ -40,7 +40,7 @@ impl Owner {
                 Owner {
                     key: format!("unknown:{p}").into(),
                     app: None,
-                    sandbox: None,
+                    view: None,
                 }
             }
         }
@@ -62,11 +62,11 @@ pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, host: Option
 }
 
 /// The quota of `group` for `owner`: its sandbox's own, or the catalog's.
-pub(crate) fn quota(tenants: &Tenants, service: &str, group: &LimitGroup, owner: &Owner) -> Quota {
+pub(crate) fn quota(service: &str, group: &LimitGroup, owner: &Owner) -> Quota {
     owner
-        .sandbox
-        .as_deref()
-        .and_then(|s| tenants.quota(s, service, &group.id))
+        .view
+        .as_ref()
+        .and_then(|v| v.quota(service, &group.id))
         .unwrap_or(group.quota)
 }
 
@@ -82,7 +82,6 @@ pub(crate) struct Charge {
 /// Takes one token from each group; if one refuses, gives back the others and reports it.
 pub(crate) async fn take(
     store: &Store,
-    tenants: &Tenants,
     resolved: &Resolved<'_>,
     owner: &Owner,
     host: Option<&str>,
@@ -93,12 +92,12 @@ pub(crate) async fn take(
     let mut first: Option<Charge> = None;
     for (n, group) in groups().enumerate() {
         let k = key(sid, group, owner, host);
-        let q = quota(tenants, sid, group, owner);
+        let q = quota(sid, group, owner);
         let d = store.acquire(&k, &q, 1).await?;
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
             for g in groups().take(n) {
-                let q = quota(tenants, sid, g, owner);
+                let q = quota(sid, g, owner);
                 store.refund(&key(sid, g, owner, host), &q, 1).await?;
             }
             return Ok(Charge {
@@ -119,7 +118,6 @@ pub(crate) async fn take(
 /// group's bucket afterwards.
 pub(crate) async fn charge_extra(
     store: &Store,
-    tenants: &Tenants,
     resolved: &Resolved<'_>,
     owner: &Owner,
     host: Option<&str>,
@@ -130,7 +128,7 @@ pub(crate) async fn charge_extra(
     let mut first = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
         let k = key(sid, group, owner, host);
-        let q = quota(tenants, sid, group, owner);
+        let q = quota(sid, group, owner);
         let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
         if !taken {
             // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.

@@ -17,6 +17,7 @@ use crate::call::{Call, header};
 use crate::clock::{rfc3339, rfc3339_offset, unix_now};
 use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
 use crate::services::{self, Refusal, Success};
+use crate::tenants::View;
 
 /// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
 pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-delay");
@@ -324,7 +325,7 @@ async fn handle_inner(
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
     // Limit first: every request spends a token, whatever follows.
-    let charge = match buckets::take(&state.store, &state.tenants, &resolved, &owner, host).await {
+    let charge = match buckets::take(&state.store, &resolved, &owner, host).await {
         Ok(c) => c,
         Err(e) => {
             state.metrics.store_error();
@@ -346,13 +347,10 @@ async fn handle_inner(
     if principal.is_none() {
         return plain(ErrorKind::Unauthorized, &decision);
     }
-    let defaults = owner
-        .sandbox
-        .as_deref()
-        .and_then(|s| state.tenants.defaults(s));
+    let view = owner.view.as_deref();
     let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
         None => {
-            let drawn = defaults.as_ref().and_then(|d| d.draw());
+            let drawn = view.and_then(View::draw);
             seen.chaos = drawn.is_some();
             drawn
         }
@@ -369,9 +367,7 @@ async fn handle_inner(
     };
     let delay = match header(&parts.headers, X_MOCK_DELAY) {
         None => Duration::from_millis(
-            defaults
-                .as_ref()
-                .and_then(|d| d.latency_ms)
+            view.and_then(|v| v.latency_ms)
                 .unwrap_or_else(|| u64::from(state.latency_ms(id))),
         ),
         Some(v) => match v.parse::<u64>() {
@@ -441,16 +437,7 @@ async fn handle_inner(
     // Cost after the answer: a WB 409 counts as 10 (or 33).
     let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
     if cost > 1 {
-        match buckets::charge_extra(
-            &state.store,
-            &state.tenants,
-            &resolved,
-            &owner,
-            host,
-            cost - 1,
-        )
-        .await
-        {
+        match buckets::charge_extra(&state.store, &resolved, &owner, host, cost - 1).await {
             Ok(Some(after)) => decision = after,
             Ok(None) => {}
             Err(e) => {

@@ -126,9 +126,13 @@ impl SettingsRecord {
     }
 }
 
-/// A sandbox's defaults as the pipeline uses them.
-#[derive(Debug)]
-pub(crate) struct Defaults {
+/// What the pipeline needs of a sandbox on every request, made once per change of the data and
+/// carried by each of its credentials: no further lookup (nor lock) per request.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    /// service → group → this sandbox's own quota.
+    limits: HashMap<String, HashMap<String, Quota>>,
+    /// The default latency.
     pub(crate) latency_ms: Option<u64>,
     chaos: Option<Chaos>,
 }
@@ -137,10 +141,46 @@ pub(crate) struct Defaults {
 struct Chaos {
     record: ChaosRecord,
     scenario: Scenario,
-    drawn: AtomicU64,
+    /// Draws so far; shared with the view this one replaces when the chaos did not change.
+    drawn: Arc<AtomicU64>,
 }
 
-impl Defaults {
+impl View {
+    fn new(s: &SandboxRecord, previous: Option<&View>) -> Self {
+        let mut limits: HashMap<String, HashMap<String, Quota>> = HashMap::new();
+        for l in &s.limits {
+            let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
+            if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
+                limits
+                    .entry(l.service.clone())
+                    .or_default()
+                    .insert(l.group.clone(), q.with_algorithm(algorithm));
+            }
+        }
+        let chaos = s.settings.scenario.as_ref().and_then(|c| {
+            // An unrelated change (a new key) keeps the sequence of draws going.
+            let drawn = previous
+                .and_then(|p| p.chaos.as_ref())
+                .filter(|old| old.record == *c)
+                .map_or_else(Arc::default, |old| Arc::clone(&old.drawn));
+            Some(Chaos {
+                record: c.clone(),
+                scenario: Scenario::parse(&c.name)?,
+                drawn,
+            })
+        });
+        Self {
+            limits,
+            latency_ms: s.settings.latency_ms,
+            chaos,
+        }
+    }
+
+    /// The sandbox's own quota of `service`'s `group`, if it set one.
+    pub(crate) fn quota(&self, service: &str, group: &str) -> Option<Quota> {
+        self.limits.get(service)?.get(group).copied()
+    }
+
     /// The scenario the next request gets, if the dice say so.
     pub(crate) fn draw(&self) -> Option<Scenario> {
         let c = self.chaos.as_ref()?;
@@ -168,96 +208,59 @@ struct DataFile {
     sandboxes: Vec<SandboxRecord>,
 }
 
-/// Who a credential belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl DataFile {
+    fn sandbox(&mut self, id: &str) -> Result<&mut SandboxRecord, SandboxError> {
+        self.sandboxes
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))
+    }
+}
+
+/// Who a credential belongs to, with its sandbox's view.
+#[derive(Debug, Clone)]
 pub(crate) enum Principal {
     /// A sandbox key.
-    Key { sandbox: Arc<str>, key: Arc<str> },
+    Key { key: Arc<str>, view: Arc<View> },
     /// A Bitrix24 local application.
-    App { sandbox: Arc<str>, app: Arc<str> },
+    App { app: Arc<str>, view: Arc<View> },
 }
 
 #[derive(Default)]
 struct Index {
     data: DataFile,
     by_credential: HashMap<String, Principal>,
-    /// sandbox → service → group → quota: looked up by `&str` at each level on every request, so
-    /// no key is built for the lookup.
-    quotas: HashMap<String, HashMap<String, HashMap<String, Quota>>>,
-    /// sandbox → its defaults, for the sandboxes that set any.
-    defaults: HashMap<String, Arc<Defaults>>,
+    /// sandbox → its view.
+    views: HashMap<String, Arc<View>>,
 }
 
 impl Index {
-    /// Indexes `data`. Chaos that did not change keeps its count of draws, so that an unrelated
-    /// change (a new key) does not restart the sequence.
-    fn rebuild(data: DataFile, previous: &HashMap<String, Arc<Defaults>>) -> Self {
+    /// Indexes `data`; `previous` views pass on their chaos draw counts.
+    fn rebuild(data: DataFile, previous: &HashMap<String, Arc<View>>) -> Self {
         let mut by_credential = HashMap::new();
-        let mut quotas = HashMap::new();
-        let mut defaults = HashMap::new();
+        let mut views = HashMap::new();
         for s in &data.sandboxes {
-            let st = &s.settings;
-            if st.latency_ms.is_some() || st.scenario.is_some() {
-                let old = previous.get(&s.id);
-                let same = old.is_some_and(|o| {
-                    o.latency_ms == st.latency_ms
-                        && o.chaos.as_ref().map(|c| &c.record) == st.scenario.as_ref()
-                });
-                let d = match old {
-                    Some(o) if same => Arc::clone(o),
-                    _ => Arc::new(Defaults {
-                        latency_ms: st.latency_ms,
-                        chaos: st.scenario.as_ref().and_then(|c| {
-                            Some(Chaos {
-                                record: c.clone(),
-                                scenario: Scenario::parse(&c.name)?,
-                                drawn: AtomicU64::new(
-                                    old.and_then(|o| o.chaos.as_ref())
-                                        .filter(|oc| oc.record == *c)
-                                        .map_or(0, |oc| oc.drawn.load(Ordering::Relaxed)),
-                                ),
-                            })
-                        }),
-                    }),
-                };
-                defaults.insert(s.id.clone(), d);
-            }
-            let sandbox: Arc<str> = s.id.as_str().into();
+            let view = Arc::new(View::new(s, previous.get(&s.id).map(AsRef::as_ref)));
             for k in &s.keys {
-                by_credential.insert(
-                    k.clone(),
-                    Principal::Key {
-                        sandbox: Arc::clone(&sandbox),
-                        key: k.as_str().into(),
-                    },
-                );
+                let principal = Principal::Key {
+                    key: k.as_str().into(),
+                    view: Arc::clone(&view),
+                };
+                by_credential.insert(k.clone(), principal);
             }
             for a in &s.b24_apps {
-                by_credential.insert(
-                    a.token.clone(),
-                    Principal::App {
-                        sandbox: Arc::clone(&sandbox),
-                        app: a.id.as_str().into(),
-                    },
-                );
+                let principal = Principal::App {
+                    app: a.id.as_str().into(),
+                    view: Arc::clone(&view),
+                };
+                by_credential.insert(a.token.clone(), principal);
             }
-            for l in &s.limits {
-                let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
-                if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
-                    quotas
-                        .entry(s.id.clone())
-                        .or_insert_with(HashMap::new)
-                        .entry(l.service.clone())
-                        .or_insert_with(HashMap::new)
-                        .insert(l.group.clone(), q.with_algorithm(algorithm));
-                }
-            }
+            views.insert(s.id.clone(), view);
         }
         Self {
             data,
             by_credential,
-            quotas,
-            defaults,
+            views,
         }
     }
 }
@@ -267,6 +270,8 @@ impl Index {
 pub struct Tenants {
     index: Arc<RwLock<Index>>,
     file: Option<PathBuf>,
+    /// Changes made here (not adopted from other instances), for sharing them.
+    changes: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Tenants {
@@ -304,6 +309,7 @@ impl Tenants {
         Ok(Self {
             index: Arc::new(RwLock::new(Index::rebuild(data, &HashMap::new()))),
             file: Some(file),
+            changes: Arc::default(),
         })
     }
 
@@ -312,6 +318,7 @@ impl Tenants {
         Self {
             index: Arc::default(),
             file: None,
+            changes: Arc::default(),
         }
     }
 
@@ -324,16 +331,15 @@ impl Tenants {
             .cloned()
     }
 
-    /// The sandbox's own quota of `service`'s `group`, if it set one.
-    pub(crate) fn quota(&self, sandbox: &str, service: &str, group: &str) -> Option<Quota> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        index.quotas.get(sandbox)?.get(service)?.get(group).copied()
+    /// How many changes were made here since start.
+    pub(crate) fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Relaxed)
     }
 
-    /// The sandbox's defaults, if it set any.
-    pub(crate) fn defaults(&self, sandbox: &str) -> Option<Arc<Defaults>> {
+    /// The view of sandbox `id` (for the management API; requests get it with their principal).
+    pub(crate) fn view(&self, id: &str) -> Option<Arc<View>> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        index.defaults.get(sandbox).cloned()
+        index.views.get(id).cloned()
     }
 
     /// All sandboxes.
@@ -433,11 +439,7 @@ impl Tenants {
             return Err(SandboxError::Config(format!("key {key:?} is taken")));
         }
         self.change(|data| {
-            let s = data
-                .sandboxes
-                .iter_mut()
-                .find(|s| s.id == id)
-                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            let s = data.sandbox(id)?;
             s.keys.push(key.to_owned());
             Ok(())
         })
@@ -449,7 +451,7 @@ impl Tenants {
     /// [`SandboxError::Data`] when the data file cannot be written.
     pub fn revoke_key(&self, id: &str, key: &str) -> Result<bool, SandboxError> {
         self.change(|data| {
-            let Some(s) = data.sandboxes.iter_mut().find(|s| s.id == id) else {
+            let Ok(s) = data.sandbox(id) else {
                 return Ok(false);
             };
             let before = s.keys.len();
@@ -471,11 +473,7 @@ impl Tenants {
         quota: Quota,
     ) -> Result<(), SandboxError> {
         self.change(|data| {
-            let s = data
-                .sandboxes
-                .iter_mut()
-                .find(|s| s.id == id)
-                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            let s = data.sandbox(id)?;
             s.limits
                 .retain(|l| !(l.service == service && l.group == group));
             s.limits.push(LimitRecord {
@@ -499,14 +497,10 @@ impl Tenants {
         self.index
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .defaults
+            .views
             .remove(id);
         self.change(|data| {
-            let s = data
-                .sandboxes
-                .iter_mut()
-                .find(|s| s.id == id)
-                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            let s = data.sandbox(id)?;
             s.settings = settings;
             Ok(())
         })
@@ -523,11 +517,7 @@ impl Tenants {
             token: format!("at_{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
         };
         self.change(|data| {
-            let s = data
-                .sandboxes
-                .iter_mut()
-                .find(|s| s.id == id)
-                .ok_or_else(|| SandboxError::Config(format!("no sandbox {id:?}")))?;
+            let s = data.sandbox(id)?;
             s.b24_apps.push(app.clone());
             Ok(app)
         })
@@ -540,7 +530,7 @@ impl Tenants {
     /// [`SandboxError::Data`] when the data file cannot be written.
     pub fn remove_app(&self, id: &str, app: &str) -> Result<bool, SandboxError> {
         self.change(|data| {
-            let Some(s) = data.sandboxes.iter_mut().find(|s| s.id == id) else {
+            let Ok(s) = data.sandbox(id) else {
                 return Ok(false);
             };
             let before = s.b24_apps.len();
@@ -561,7 +551,7 @@ impl Tenants {
             .map_err(|e| SandboxError::Data(format!("shared state: {e}")))?;
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
         self.persist(&data)?;
-        *index = Index::rebuild(data, &index.defaults);
+        *index = Index::rebuild(data, &index.views);
         Ok(())
     }
 
@@ -579,8 +569,11 @@ impl Tenants {
         } else {
             Ok(())
         };
-        *index = Index::rebuild(data, &index.defaults);
+        *index = Index::rebuild(data, &index.views);
         written?;
+        if result.is_ok() {
+            self.changes.fetch_add(1, Ordering::Relaxed);
+        }
         result
     }
 
@@ -659,11 +652,11 @@ mod tests {
             }),
         };
         t.set_settings(&s.id, settings.clone()).unwrap();
-        let first: Vec<_> = (0..20).map(|_| t.defaults(&s.id).unwrap().draw()).collect();
+        let first: Vec<_> = (0..20).map(|_| t.view(&s.id).unwrap().draw()).collect();
         t.add_key(&s.id, "another-key").unwrap();
-        let next = t.defaults(&s.id).unwrap().draw();
+        let next = t.view(&s.id).unwrap().draw();
         t.set_settings(&s.id, settings).unwrap();
-        let again: Vec<_> = (0..21).map(|_| t.defaults(&s.id).unwrap().draw()).collect();
+        let again: Vec<_> = (0..21).map(|_| t.view(&s.id).unwrap().draw()).collect();
         assert_eq!(again[..20], first[..]);
         assert_eq!(again[20], next, "the 21st draw continued after the new key");
     }
