@@ -1,6 +1,8 @@
 //! What a service sends back: its error bodies and its rate-limit headers, as strings (the sandbox
 //! puts them on the wire; the catalog knows nothing of HTTP libraries).
 
+use std::fmt::Write as _;
+
 use apistend_limiter::Decision;
 use serde_json::json;
 
@@ -188,11 +190,11 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     body.push_str(r#"","detail":"#);
     push_json_string(&mut body, detail);
     body.push_str(r#","code":"apistend-"#);
-    push_u16(&mut body, status);
+    let _ = write!(body, "{status}");
     body.push_str(r#"","requestId":"#);
     push_json_string(&mut body, ctx.request_id);
     body.push_str(r#","origin":"s2s-api-auth-catalog","status":"#);
-    push_u16(&mut body, status);
+    let _ = write!(body, "{status}");
     body.push_str(r#","statusText":""#);
     body.push_str(status_text(status));
     body.push_str(r#"","timestamp":"#);
@@ -214,26 +216,6 @@ fn push_json_string(out: &mut String, s: &str) {
     } else {
         out.push_str(&serde_json::Value::from(s).to_string());
     }
-}
-
-fn push_u16(out: &mut String, n: u16) {
-    let mut digits = [0u8; 5];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        if let Some(d) = digits.get_mut(i) {
-            // n % 10 < 10: the cast cannot truncate.
-            #[allow(clippy::cast_possible_truncation)]
-            let digit = (n % 10) as u8;
-            *d = b'0' + digit;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(digits.get(i..).unwrap_or(b"0")).unwrap_or("0"));
 }
 
 fn b24(kind: &ErrorKind) -> ErrorAnswer {

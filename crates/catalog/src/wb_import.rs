@@ -101,6 +101,19 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// [`CatalogError::Spec`] when the directory or a file cannot be read or parsed as YAML. Problems
 /// with single limit blocks do not stop the import; they are listed in [`ImportReport::errors`].
 pub fn import_dir(dir: &Path) -> Result<ImportReport, CatalogError> {
+    let mut importer = Importer::default();
+    for (name, doc) in read_specs(dir)? {
+        importer.file(&name, &doc);
+    }
+    Ok(importer.finish())
+}
+
+/// Every `*.yaml` / `*.yml` file of `dir`, in name order: its file name and its parsed document.
+///
+/// # Errors
+/// [`CatalogError::Spec`] naming the directory or file that cannot be read or parsed, or a
+/// directory without any spec.
+pub fn read_specs(dir: &Path) -> Result<Vec<(String, Value)>, CatalogError> {
     let spec_err = |file: &Path, reason: String| CatalogError::Spec {
         file: file.display().to_string(),
         reason,
@@ -118,18 +131,19 @@ pub fn import_dir(dir: &Path) -> Result<ImportReport, CatalogError> {
             "no *.yaml files: expected WB's 14 OpenAPI specs".into(),
         ));
     }
-    let mut importer = Importer::default();
-    for path in &files {
-        let text = std::fs::read_to_string(path).map_err(|e| spec_err(path, e.to_string()))?;
-        let doc: Value = yaml_serde::from_str(&text)
-            .map_err(|e| spec_err(path, format!("not valid YAML: {e}")))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        importer.file(&name, &doc);
-    }
-    Ok(importer.finish())
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).map_err(|e| spec_err(path, e.to_string()))?;
+            let doc: Value = yaml_serde::from_str(&text)
+                .map_err(|e| spec_err(path, format!("not valid YAML: {e}")))?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((name, doc))
+        })
+        .collect()
 }
 
 #[derive(Default)]

@@ -117,6 +117,15 @@ impl ClientBuilder {
         let base = self
             .base_url
             .ok_or_else(|| ClientError::Config("no base URL: call .base_url(…)".into()))?;
+        let base_path = reqwest::Url::parse(&base)
+            .map_err(|e| {
+                ClientError::Config(format!(
+                    "base URL {base:?}: {e}; expected e.g. https://content-api.wildberries.ru"
+                ))
+            })?
+            .path()
+            .trim_end_matches('/')
+            .to_owned();
         let config = match self.config {
             Some(c) => c,
             None => ClientConfig::from_env()?,
@@ -158,6 +167,7 @@ impl ClientBuilder {
                     .filter(|a| !a.is_empty())
                     .unwrap_or_else(|| "_global".to_owned()),
                 store,
+                base_path,
                 base: base.trim_end_matches('/').to_owned(),
                 query: self.query,
                 catalog,
@@ -176,6 +186,8 @@ pub(crate) struct Inner {
     account: String,
     store: Store,
     base: String,
+    /// The path of the base URL (`/wb` in `http://127.0.0.1:8080/wb`).
+    base_path: String,
     query: Vec<(String, String)>,
     catalog: Catalog,
     config: ClientConfig,
@@ -209,12 +221,7 @@ impl Inner {
     /// `path` as the catalog sees it: without the path of the base URL (`/wb` in
     /// `http://127.0.0.1:8080/wb`), for a request that arrives with a whole URI (the tower layer).
     pub(crate) fn relative_path<'p>(&self, path: &'p str) -> &'p str {
-        let after_scheme = self
-            .base
-            .split_once("://")
-            .map_or(self.base.as_str(), |(_, r)| r);
-        let base_path = after_scheme.find('/').map_or("", |i| &after_scheme[i..]);
-        path.strip_prefix(base_path)
+        path.strip_prefix(self.base_path.as_str())
             .filter(|rest| rest.is_empty() || rest.starts_with('/'))
             .unwrap_or(path)
     }
@@ -830,6 +837,17 @@ mod tests {
 #[cfg(test)]
 mod builder_tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_that_does_not_parse_is_refused_at_build() {
+        let built = Client::builder()
+            .service(ServiceId::Wb)
+            .base_url("content-api.wildberries.ru")
+            .config(ClientConfig::default())
+            .store(MemoryStore::new())
+            .build();
+        assert!(matches!(built, Err(ClientError::Config(m)) if m.contains("base URL")));
+    }
 
     #[test]
     fn the_algorithm_applies_to_every_quota() {

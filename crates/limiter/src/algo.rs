@@ -83,38 +83,20 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
     };
     match op {
         Op::Peek | Op::Acquire(0) => keep(view(tat)),
-        Op::Acquire(n) => {
-            let new_tat = tat + u64::from(n) * t;
-            if new_tat <= horizon {
-                Step {
-                    write: Some(new_tat),
-                    decision: Decision::from_micros(
-                        true,
-                        burst,
-                        (horizon - new_tat) / t,
-                        0,
-                        new_tat - now,
-                    ),
-                }
-            } else {
-                let available = horizon.saturating_sub(tat) / t;
-                keep(Decision::from_micros(
-                    false,
-                    burst,
-                    available,
-                    new_tat - horizon,
-                    tat - now,
-                ))
-            }
-        }
-        Op::Settled(n, margin) => {
+        // A plain acquire is a settled one with no margin: its `settled_at` is then the moment
+        // the tokens appear, which the horizon test already demands.
+        Op::Acquire(n) | Op::Settled(n, _) => {
+            let margin = match op {
+                Op::Settled(_, m) => m.min(MAX_SPAN_US),
+                _ => 0,
+            };
             let new_tat = tat + u64::from(n) * t;
             // Against the stored schedule only: a bucket without state has no slot that just
             // opened, and a schedule long past is settled already.
             let settled_at = if stored == 0 {
                 0
             } else {
-                (stored + u64::from(n) * t + margin.min(MAX_SPAN_US)).saturating_sub(span)
+                (stored + u64::from(n) * t + margin).saturating_sub(span)
             };
             if new_tat <= horizon && settled_at <= now {
                 Step {
@@ -128,14 +110,13 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                     ),
                 }
             } else {
-                let available = horizon.saturating_sub(tat) / t;
                 let retry = new_tat
                     .saturating_sub(horizon)
                     .max(settled_at.saturating_sub(now));
                 keep(Decision::from_micros(
                     false,
                     burst,
-                    available,
+                    horizon.saturating_sub(tat) / t,
                     retry,
                     tat - now,
                 ))

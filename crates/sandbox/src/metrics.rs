@@ -52,35 +52,31 @@ impl Metrics {
                     .collect()
             })
             .collect();
-        Self {
-            requests: group_ids
+        // One cell per service and group (and per status, scenario or fill bound within).
+        let per_group = || -> Vec<Vec<AtomicU64>> {
+            group_ids
                 .iter()
+                .map(|g| g.iter().map(|_| AtomicU64::new(0)).collect())
+                .collect()
+        };
+        fn arrays<const N: usize>(ids: &[Vec<String>]) -> Vec<Vec<[AtomicU64; N]>> {
+            ids.iter()
                 .map(|g| {
                     g.iter()
                         .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
                         .collect()
                 })
-                .collect(),
-            rejections: group_ids
-                .iter()
-                .map(|g| g.iter().map(|_| AtomicU64::new(0)).collect())
-                .collect(),
+                .collect()
+        }
+        Self {
+            requests: arrays(&group_ids),
+            rejections: per_group(),
             scenarios: group_ids
                 .iter()
                 .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
                 .collect(),
-            fill: group_ids
-                .iter()
-                .map(|g| {
-                    g.iter()
-                        .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
-                        .collect()
-                })
-                .collect(),
-            fill_sum: group_ids
-                .iter()
-                .map(|g| g.iter().map(|_| AtomicU64::new(0)).collect())
-                .collect(),
+            fill: arrays(&group_ids),
+            fill_sum: per_group(),
             store_errors: AtomicU64::new(0),
             group_ids,
         }

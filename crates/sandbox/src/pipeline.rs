@@ -72,16 +72,9 @@ impl Meta {
 
     fn id(&self) -> &str {
         self.id.get_or_init(|| {
-            self.given.clone().unwrap_or_else(|| {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let v = fastrand::u128(..);
-                (0..32)
-                    .map(|i| {
-                        let nibble = usize::try_from((v >> (i * 4)) & 0xf).unwrap_or(0);
-                        char::from(HEX.get(nibble).copied().unwrap_or(b'0'))
-                    })
-                    .collect()
-            })
+            self.given
+                .clone()
+                .unwrap_or_else(|| format!("{:032x}", fastrand::u128(..)))
         })
     }
 

@@ -32,25 +32,12 @@ impl WbSpecs {
     /// # Errors
     /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
     pub fn load(dir: &Path) -> Result<Self, SandboxError> {
-        let bad = |p: &Path, e: String| {
-            SandboxError::Config(format!("--wb-openapi {}: {e}", p.display()))
-        };
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| bad(dir, e.to_string()))?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            return Err(bad(dir, "no *.yaml files".into()));
-        }
+        let bad = |e: String| SandboxError::Config(format!("--wb-openapi {}: {e}", dir.display()));
         let mut specs = WbSpecs::default();
-        for path in &files {
-            let text = std::fs::read_to_string(path).map_err(|e| bad(path, e.to_string()))?;
-            let yaml: yaml_serde::Value =
-                yaml_serde::from_str(&text).map_err(|e| bad(path, e.to_string()))?;
-            let doc = serde_json::to_value(&yaml).map_err(|e| bad(path, e.to_string()))?;
+        for (name, yaml) in
+            apistend_catalog::wb_import::read_specs(dir).map_err(|e| bad(e.to_string()))?
+        {
+            let doc = serde_json::to_value(&yaml).map_err(|e| bad(format!("{name}: {e}")))?;
             specs.add(&doc);
         }
         Ok(specs)
