@@ -214,63 +214,43 @@ fn main() {
         .arg("--version")
         .output()
         .is_ok();
+    // One measurement: wrk when installed (a C load generator that leaves the servers their core),
+    // else the Rust client.
+    let measure = |url: String, headers: &[(&'static str, String)]| -> Load {
+        if has_wrk {
+            wrk(&url, headers, pinned).unwrap()
+        } else {
+            client_rt.block_on(load(url, headers.to_vec()))
+        }
+    };
     if has_wrk {
         println!(
             "wrk -t1 -c{CONNECTIONS} -d{}s (statuses: 200 = 2xx, 0 = other); pinned (servers core 0, wrk core 1): {pinned}",
             RUN.as_secs()
         );
-        let _ = wrk(&format!("{hello_base}/"), &[], pinned);
-        let hello = wrk(&format!("{hello_base}/"), &[], pinned).unwrap();
-        report("axum hello-world", &hello);
-        let health = wrk(&format!("{sandbox_base}/healthz"), &[], pinned).unwrap();
-        report("sandbox /healthz (no pipeline)", &health);
-        let allowed = wrk(
-            &format!("{sandbox_base}/wb/api/v3/warehouses"),
-            &auth,
-            pinned,
-        )
-        .unwrap();
-        report("sandbox WB, allowed path", &allowed);
-        let rejected = wrk(
-            &format!("{sandbox_base}/wb/api/v1/seller-info"),
-            &auth,
-            pinned,
-        )
-        .unwrap();
-        report("sandbox WB, rejected path (429)", &rejected);
-        let hello2 = wrk(&format!("{hello_base}/"), &[], pinned).unwrap();
-        report("axum hello-world (again)", &hello2);
-        let anchor = (hello.rps + hello2.rps) / 2.0;
+        // Warm-up.
+        let _ = measure(format!("{hello_base}/"), &[]);
+    } else {
         println!(
-            "ratio allowed/hello {:.2}, rejected/hello {:.2}",
-            allowed.rps / anchor,
-            rejected.rps / anchor
+            "wrk not found: the Rust client drives the load (it competes with the servers for the 2 cores); {CONNECTIONS} keep-alive connections, {RUN:?} per run after {WARMUP:?} warm-up"
         );
-        let _ = std::fs::remove_dir_all(&dir);
-        std::process::exit(0);
     }
-    client_rt.block_on(async {
-        println!("wrk not found: the Rust client drives the load (it competes with the servers for the 2 cores)");
-        println!("{CONNECTIONS} keep-alive connections, {RUN:?} per run after {WARMUP:?} warm-up");
-        let hello = load(format!("{hello_base}/"), vec![]).await;
-        report("axum hello-world", &hello);
-        let allowed = load(format!("{sandbox_base}/wb/api/v3/warehouses"), auth.clone()).await;
-        report("sandbox WB, allowed path", &allowed);
-        let rejected = load(
-            format!("{sandbox_base}/wb/api/v1/seller-info"),
-            auth.clone(),
-        )
-        .await;
-        report("sandbox WB, rejected path (429)", &rejected);
-        let hello2 = load(format!("{hello_base}/"), vec![]).await;
-        report("axum hello-world (again)", &hello2);
-        let anchor = (hello.rps + hello2.rps) / 2.0;
-        println!(
-            "ratio allowed/hello {:.2}, rejected/hello {:.2}",
-            allowed.rps / anchor,
-            rejected.rps / anchor
-        );
-    });
+    let hello = measure(format!("{hello_base}/"), &[]);
+    report("axum hello-world", &hello);
+    let health = measure(format!("{sandbox_base}/healthz"), &[]);
+    report("sandbox /healthz (no pipeline)", &health);
+    let allowed = measure(format!("{sandbox_base}/wb/api/v3/warehouses"), &auth);
+    report("sandbox WB, allowed path", &allowed);
+    let rejected = measure(format!("{sandbox_base}/wb/api/v1/seller-info"), &auth);
+    report("sandbox WB, rejected path (429)", &rejected);
+    let hello2 = measure(format!("{hello_base}/"), &[]);
+    report("axum hello-world (again)", &hello2);
+    let anchor = (hello.rps + hello2.rps) / 2.0;
+    println!(
+        "ratio allowed/hello {:.2}, rejected/hello {:.2}",
+        allowed.rps / anchor,
+        rejected.rps / anchor
+    );
     let _ = std::fs::remove_dir_all(&dir);
     std::process::exit(0);
 }
