@@ -92,8 +92,9 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
             };
             let new_tat = tat + u64::from(n) * t;
             // Against the stored schedule only: a bucket without state has no slot that just
-            // opened, and a schedule long past is settled already.
-            let settled_at = if stored == 0 {
+            // opened, and a schedule long past is settled already. Without a margin the horizon
+            // test says all there is to say.
+            let settled_at = if stored == 0 || margin == 0 {
                 0
             } else {
                 (stored + u64::from(n) * t + margin).saturating_sub(span)

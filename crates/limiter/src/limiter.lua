@@ -57,7 +57,7 @@ if algo == 'g' then
   if op == 'a' or op == 's' then
     local new_tat = tat + arg * t
     local settled_at = 0
-    if stored ~= 0 then
+    if stored ~= 0 and margin > 0 then
       settled_at = stored + arg * t + math.min(margin, max_span) - span
       if settled_at < 0 then settled_at = 0 end
     end
