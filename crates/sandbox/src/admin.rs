@@ -290,6 +290,18 @@ fn internal(e: &crate::SandboxError) -> Response<Body> {
     )
 }
 
+/// Part of sandbox `id` as JSON, or its 404.
+fn read(
+    state: &AppState,
+    id: &str,
+    part: impl FnOnce(&crate::tenants::SandboxRecord) -> Value,
+) -> Response<Body> {
+    match state.tenants.get(id) {
+        Some(s) => json_response(StatusCode::OK, &part(&s)),
+        None => not_found(id),
+    }
+}
+
 /// The answer of a removal: 204, or a 404 saying what was not there.
 fn removed(
     result: Result<bool, crate::SandboxError>,
@@ -351,10 +363,7 @@ async fn list(State(state): State<Arc<AppState>>) -> Response<Body> {
 }
 
 async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    match state.tenants.get(&id) {
-        Some(s) => json_response(StatusCode::OK, &sandbox_json(&s)),
-        None => not_found(&id),
-    }
+    read(&state, &id, sandbox_json)
 }
 
 async fn delete_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
@@ -373,10 +382,7 @@ async fn issue_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -
 }
 
 async fn list_keys(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    match state.tenants.get(&id) {
-        Some(s) => json_response(StatusCode::OK, &json!(s.keys)),
-        None => not_found(&id),
-    }
+    read(&state, &id, |s| json!(s.keys))
 }
 
 async fn revoke_key(
@@ -458,13 +464,7 @@ async fn add_app(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> 
 }
 
 async fn list_apps(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response<Body> {
-    match state.tenants.get(&id) {
-        Some(s) => json_response(
-            StatusCode::OK,
-            &Value::Array(s.b24_apps.iter().map(app_json).collect()),
-        ),
-        None => not_found(&id),
-    }
+    read(&state, &id, |s| s.b24_apps.iter().map(app_json).collect())
 }
 
 async fn remove_app(
@@ -480,10 +480,7 @@ async fn get_settings(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
-    match state.tenants.get(&id) {
-        Some(s) => json_response(StatusCode::OK, &json!(s.settings)),
-        None => not_found(&id),
-    }
+    read(&state, &id, |s| json!(s.settings))
 }
 
 /// The body of `PUT …/settings`: absent fields are cleared.
