@@ -1,0 +1,56 @@
+//! `bench-gateway`: the gateway benchmark of the shipped binary (see `apistend_bench::gateway`).
+//! `scripts/bench-gateway.sh` builds the release binaries, installs wrk when missing and runs it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use apistend_bench::gateway::{self, Backing, Config};
+use clap::Parser;
+
+/// The release `apistend serve` against axum's hello-world, both as their own processes.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Alternating rounds.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Seconds per wrk run.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// wrk connections.
+    #[arg(long, default_value_t = 32)]
+    connections: u32,
+    /// Where the sandbox keeps its buckets.
+    #[arg(long, value_enum, default_value_t = Backing::Memory)]
+    backing: Backing,
+    /// Directory of the release binaries (default: build them with cargo).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Write the report as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Extra arguments passed to `apistend serve` (after `--`).
+    #[arg(last = true)]
+    serve_args: Vec<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let bin_dir = match args.bin_dir {
+        Some(d) => d,
+        None => apistend_bench::process::build_release(&["apistend", "apistend-bench"])?,
+    };
+    let mut config = Config::new(bin_dir);
+    config.rounds = args.rounds;
+    config.wrk.duration = Duration::from_secs(args.seconds);
+    config.wrk.connections = args.connections;
+    config.backing = args.backing;
+    config.serve_args = args.serve_args;
+    let report = gateway::run(&config)?;
+    print!("{}", gateway::table(&report));
+    if let Some(path) = args.json {
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+        println!("report: {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,410 @@
+//! The gateway benchmark of the shipped binary: `apistend serve` (release build, started as the
+//! README starts it, its own process) against `apistend-hello` (axum's hello-world, its own
+//! process), both pinned to one core and `wrk` on the other.
+//!
+//! A sandbox is created through the management API with one WB group opened wide (the allowed
+//! path) and one closed to a token an hour (the rejected path: every answer WB's 429 with its
+//! headers and body), its default latency 0; requests carry WB's own credential header. The
+//! rounds alternate: hello, then per round allowed, rejected, hello; each round's ratio is its
+//! path's rate over the mean of the hello runs before and after it.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail, ensure};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::process::{Server, can_pin, peak_rss_kib, pinned};
+use crate::stats::Summary;
+use crate::wrk::{Load, Wrk};
+
+/// The operation of the allowed path and its limit group.
+pub const ALLOWED: (&str, &str) = ("/wb/api/v3/warehouses", "marketplace-api.skladov-prodavtsa");
+/// The operation of the rejected path and its limit group.
+pub const REJECTED: (&str, &str) = (
+    "/wb/api/v1/seller-info",
+    "common-api.get.api-v1-seller-info",
+);
+
+/// Where the sandbox keeps its buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Backing {
+    /// The in-process memory store (the default of `apistend serve`).
+    Memory,
+    /// A `redis-server` started by the bench, pinned to the sandbox's core.
+    Redis,
+}
+
+/// How to run the benchmark.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Alternating rounds (each: allowed, rejected, hello).
+    pub rounds: usize,
+    /// The load generator.
+    pub wrk: Wrk,
+    /// The core of the servers under test (and of Redis).
+    pub server_core: Option<usize>,
+    /// Where the sandbox keeps its buckets.
+    pub backing: Backing,
+    /// Directory of the release binaries `apistend` and `apistend-hello`.
+    pub bin_dir: PathBuf,
+    /// Extra arguments for `apistend serve`.
+    pub serve_args: Vec<String>,
+}
+
+impl Config {
+    /// Five rounds of `wrk -t1 -c32 -d5s`; servers on core 0 and wrk on core 1 when the machine
+    /// allows pinning, unpinned otherwise.
+    #[must_use]
+    pub fn new(bin_dir: PathBuf) -> Self {
+        let pin = can_pin(&[0, 1]);
+        Self {
+            rounds: 5,
+            wrk: Wrk {
+                connections: 32,
+                duration: Duration::from_secs(5),
+                core: pin.then_some(1),
+            },
+            server_core: pin.then_some(0),
+            backing: Backing::Memory,
+            bin_dir,
+            serve_args: Vec::new(),
+        }
+    }
+}
+
+/// One round.
+#[derive(Debug, Clone, Serialize)]
+pub struct Round {
+    /// The hello-world run before this round.
+    pub hello_before: Load,
+    /// The allowed path.
+    pub allowed: Load,
+    /// The rejected path.
+    pub rejected: Load,
+    /// The hello-world run after it.
+    pub hello_after: Load,
+    /// `allowed.rps` over the mean of the two hello runs.
+    pub allowed_ratio: f64,
+    /// `rejected.rps` over the mean of the two hello runs.
+    pub rejected_ratio: f64,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// How the buckets were kept.
+    pub backing: Backing,
+    /// wrk's connections and seconds per run.
+    pub connections: u32,
+    /// Seconds per run.
+    pub seconds: u64,
+    /// Whether servers and load had a core each.
+    pub pinned: bool,
+    /// Every round.
+    pub rounds: Vec<Round>,
+    /// Allowed ratio over the rounds.
+    pub allowed_ratio: Summary,
+    /// Rejected ratio over the rounds.
+    pub rejected_ratio: Summary,
+    /// Hello-world requests per second over all its runs.
+    pub hello_rps: Summary,
+    /// Allowed path requests per second.
+    pub allowed_rps: Summary,
+    /// Rejected path requests per second.
+    pub rejected_rps: Summary,
+    /// Allowed path p99, µs.
+    pub allowed_p99_us: Summary,
+    /// Rejected path p99, µs.
+    pub rejected_p99_us: Summary,
+    /// The sandbox's peak resident set at the end, KiB.
+    pub sandbox_peak_rss_kib: Option<u64>,
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// When a server cannot be started or set up, wrk fails, or an answer is not what the path
+/// promises (a 429 on the allowed path, a 200 on the rejected one, socket errors).
+pub fn run(config: &Config) -> anyhow::Result<Report> {
+    ensure!(config.rounds >= 1, "at least one round");
+    ensure!(
+        Wrk::installed(),
+        "wrk is not installed (apt-get install wrk)"
+    );
+    let core = config.server_core;
+    let data = tempfile::tempdir()?;
+    let redis = match config.backing {
+        Backing::Memory => None,
+        Backing::Redis => Some(RedisProcess::start(core)?),
+    };
+    let token = format!(
+        "bench-{:032x}",
+        std::process::id() as u128 * 0x9E37_79B9_7F4A_7C15
+    );
+    let mut serve = pinned(&config.bin_dir.join("apistend"), core);
+    serve
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--admin-token",
+            &token,
+            "--data",
+        ])
+        .arg(data.path())
+        .args(&config.serve_args)
+        .env_remove("RUST_LOG")
+        .env_remove("APISTEND_LOG_FORMAT");
+    if let Some(r) = &redis {
+        serve.args(["--redis", &r.url()]);
+    }
+    let sandbox = Server::start(serve, "apistend serve")?;
+    let mut hello = pinned(&config.bin_dir.join("apistend-hello"), core);
+    hello.arg("127.0.0.1:0");
+    let hello = Server::start(hello, "apistend-hello")?;
+    let key = set_up(&sandbox.base, &token)?;
+    let headers = vec![("Authorization".to_owned(), key)];
+    let hello_url = format!("{}/", hello.base);
+    let allowed_url = format!("{}{}", sandbox.base, ALLOWED.0);
+    let rejected_url = format!("{}{}", sandbox.base, REJECTED.0);
+
+    let warm = Wrk {
+        duration: Duration::from_secs(2),
+        ..config.wrk.clone()
+    };
+    warm.run(&hello_url, &[])?;
+    warm.run(&allowed_url, &headers)?;
+    warm.run(&rejected_url, &headers)?;
+
+    let measure = |name: &str, url: &str, headers: &[(String, String)]| -> anyhow::Result<Load> {
+        let l = config.wrk.run(url, headers)?;
+        eprintln!(
+            "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  non-2xx {}",
+            l.rps, l.p50_us, l.p99_us, l.non_2xx
+        );
+        ensure!(
+            l.socket_errors == 0,
+            "{name}: {} socket errors",
+            l.socket_errors
+        );
+        Ok(l)
+    };
+    let mut before = measure("hello", &hello_url, &[])?;
+    let mut rounds = Vec::with_capacity(config.rounds);
+    for i in 0..config.rounds {
+        eprintln!("round {}/{}", i + 1, config.rounds);
+        let allowed = measure("allowed", &allowed_url, &headers)?;
+        ensure!(
+            allowed.non_2xx == 0,
+            "the allowed path answered {} non-2xx",
+            allowed.non_2xx
+        );
+        let rejected = measure("rejected", &rejected_url, &headers)?;
+        ensure!(
+            rejected.non_2xx == rejected.requests,
+            "the rejected path let {} requests through",
+            rejected.requests - rejected.non_2xx
+        );
+        let after = measure("hello", &hello_url, &[])?;
+        let anchor = (before.rps + after.rps) / 2.0;
+        rounds.push(Round {
+            hello_before: before,
+            allowed,
+            rejected,
+            hello_after: after,
+            allowed_ratio: allowed.rps / anchor,
+            rejected_ratio: rejected.rps / anchor,
+        });
+        before = after;
+    }
+    let summary =
+        |f: &dyn Fn(&Round) -> f64| Summary::of(&rounds.iter().map(f).collect::<Vec<_>>());
+    let mut hellos: Vec<f64> = rounds.iter().map(|r| r.hello_after.rps).collect();
+    hellos.extend(rounds.first().map(|r| r.hello_before.rps));
+    let none = || anyhow::anyhow!("no rounds");
+    Ok(Report {
+        backing: config.backing,
+        connections: config.wrk.connections,
+        seconds: config.wrk.duration.as_secs(),
+        pinned: core.is_some() && config.wrk.core.is_some(),
+        allowed_ratio: summary(&|r| r.allowed_ratio).ok_or_else(none)?,
+        rejected_ratio: summary(&|r| r.rejected_ratio).ok_or_else(none)?,
+        hello_rps: Summary::of(&hellos).ok_or_else(none)?,
+        allowed_rps: summary(&|r| r.allowed.rps).ok_or_else(none)?,
+        rejected_rps: summary(&|r| r.rejected.rps).ok_or_else(none)?,
+        allowed_p99_us: summary(&|r| r.allowed.p99_us).ok_or_else(none)?,
+        rejected_p99_us: summary(&|r| r.rejected.p99_us).ok_or_else(none)?,
+        sandbox_peak_rss_kib: peak_rss_kib(sandbox.pid()),
+        rounds,
+    })
+}
+
+/// Creates the bench's sandbox through the management API and returns its key.
+fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let admin = |method: reqwest::Method, path: &str, body: Value| {
+            http.request(method, format!("{base}/api/v1{path}"))
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+        };
+        let created: Value = admin(
+            reqwest::Method::POST,
+            "/sandboxes",
+            json!({"name": "bench"}),
+        )
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+        let id = created
+            .pointer("/id")
+            .and_then(Value::as_str)
+            .context("no sandbox id")?
+            .to_owned();
+        let key = created
+            .pointer("/keys/0")
+            .and_then(Value::as_str)
+            .context("no key")?
+            .to_owned();
+        for (group, limit) in [
+            (
+                ALLOWED.1,
+                json!({"burst": 1_000_000, "per_second": 1_000_000}),
+            ),
+            (REJECTED.1, json!({"burst": 1, "interval_ms": 3_600_000})),
+        ] {
+            admin(
+                reqwest::Method::PUT,
+                &format!("/sandboxes/{id}/limits/wb/{group}"),
+                limit,
+            )
+            .await?
+            .error_for_status()
+            .with_context(|| format!("setting the limit of {group}"))?;
+        }
+        admin(
+            reqwest::Method::PUT,
+            &format!("/sandboxes/{id}/settings"),
+            json!({"latency_ms": 0}),
+        )
+        .await?
+        .error_for_status()?;
+        let get = |path: &str| {
+            http.get(format!("{base}{path}"))
+                .header("Authorization", &key)
+                .send()
+        };
+        let ok = get(ALLOWED.0).await?.status();
+        ensure!(ok == 200, "the allowed path answered {ok}");
+        let _ = get(REJECTED.0).await?;
+        let no = get(REJECTED.0).await?.status();
+        ensure!(no == 429, "the rejected path answered {no}");
+        Ok(key)
+    })
+}
+
+/// A `redis-server` for the Redis-backed run: no persistence, pinned with the sandbox.
+#[derive(Debug)]
+struct RedisProcess {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl RedisProcess {
+    fn start(core: Option<usize>) -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let child = pinned(std::path::Path::new("redis-server"), core)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .context("starting redis-server (apt-get install redis-server)")?;
+        let me = Self { child, port };
+        for _ in 0..100 {
+            let pong = Command::new("redis-cli")
+                .args(["-p", &port.to_string(), "PING"])
+                .output()
+                .is_ok_and(|o| o.stdout.starts_with(b"PONG"));
+            if pong {
+                return Ok(me);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        bail!("redis-server did not answer on port {port}")
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The report as a table, for people.
+#[must_use]
+pub fn table(r: &Report) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "apistend serve ({:?} buckets) against apistend-hello, wrk -t1 -c{} -d{}s, pinned: {}",
+        r.backing, r.connections, r.seconds, r.pinned
+    );
+    let _ = writeln!(
+        s,
+        "| round | hello req/s (before / after) | allowed req/s (p50 / p99 µs) | rejected req/s (p50 / p99 µs) | allowed ratio | rejected ratio |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for (i, x) in r.rounds.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "| {} | {:.0} / {:.0} | {:.0} ({:.0} / {:.0}) | {:.0} ({:.0} / {:.0}) | {:.3} | {:.3} |",
+            i + 1,
+            x.hello_before.rps,
+            x.hello_after.rps,
+            x.allowed.rps,
+            x.allowed.p50_us,
+            x.allowed.p99_us,
+            x.rejected.rps,
+            x.rejected.p50_us,
+            x.rejected.p99_us,
+            x.allowed_ratio,
+            x.rejected_ratio
+        );
+    }
+    let _ = writeln!(s, "allowed ratio median (min–max): {}", r.allowed_ratio);
+    let _ = writeln!(s, "rejected ratio median (min–max): {}", r.rejected_ratio);
+    let _ = writeln!(
+        s,
+        "p99 µs allowed {} rejected {}",
+        r.allowed_p99_us, r.rejected_p99_us
+    );
+    if let Some(kib) = r.sandbox_peak_rss_kib {
+        let _ = writeln!(s, "sandbox peak RSS: {kib} KiB");
+    }
+    s
+}

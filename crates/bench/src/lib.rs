@@ -1,0 +1,10 @@
+//! Benchmarks of what ships: the release `apistend` binary, started as a user starts it, measured
+//! against an anchor that runs as its own process in the same run, in alternating rounds.
+//!
+//! `scripts/bench-gateway.sh` and `cargo bench -p apistend-bench --bench gateway_binary` both
+//! call [`gateway::run`].
+
+pub mod gateway;
+pub mod process;
+pub mod stats;
+pub mod wrk;
