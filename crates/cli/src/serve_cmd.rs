@@ -30,7 +30,8 @@ pub(crate) struct ServeArgs {
     /// A TOML file of catalog overrides.
     #[arg(long, env = "APISTEND_OVERRIDES")]
     overrides: Option<PathBuf>,
-    /// The management API's token (generated and kept in the data file when absent).
+    /// The management API's token, at least 16 printable characters (when absent, one is
+    /// generated on first start and shown once; only its SHA-256 is kept).
     #[arg(long, env = "APISTEND_ADMIN_TOKEN")]
     admin_token: Option<String>,
     /// Longest X-Mock-Delay accepted, in milliseconds.
@@ -93,7 +94,15 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             let _ = writeln!(out, "WB operations answered from specs: {}", sandbox.spec_operations());
         }
         let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
-        let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer {})", sandbox.admin_token());
+        match sandbox.generated_admin_token() {
+            Some(token) => {
+                let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer {token})");
+                let _ = writeln!(out, "  this admin token is shown once: only its hash is kept (--admin-token or APISTEND_ADMIN_TOKEN sets another)");
+            }
+            None => {
+                let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer the admin token configured or shown at first start)");
+            }
+        }
         let _ = writeln!(
             out,
             "try:  curl -i -X POST http://{addr}/b24/rest/crm.deal.fields.json -H 'X-Mock-Key: {}' -H 'X-Mock-Delay: 0'",

@@ -259,3 +259,60 @@ fn json_logs_carry_the_request_id_of_the_error_body() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Runs `apistend serve` expecting it to refuse to start; returns what it said on stderr.
+fn refused(data: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .args(extra)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "it started: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_empty_or_short_admin_token_stops_the_start() {
+    let dir = temp_dir("empty-token");
+    let err = refused(&dir, &[], &[("APISTEND_ADMIN_TOKEN", "")]);
+    assert!(err.contains("admin token is empty"), "{err}");
+    let err = refused(&dir, &["--admin-token", "short"], &[]);
+    assert!(err.contains("admin token is too short"), "{err}");
+}
+
+#[test]
+fn a_second_process_on_one_data_directory_is_refused_with_the_holders_pid() {
+    let dir = temp_dir("two-processes");
+    let first = serve(&dir, &[]);
+    let err = refused(&dir, &[], &[]);
+    assert!(
+        err.contains(&format!("in use by PID {}", first.child.id())),
+        "{err}"
+    );
+    // The generated token is printed once, and the file keeps only its hash, private.
+    let token = first
+        .banner
+        .iter()
+        .find_map(|l| l.split("Bearer ").nth(1))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap()
+        .to_owned();
+    let file = dir.join("apistend-data.json");
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(&token));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    drop(first);
+    let again = serve(&dir, &[]);
+    assert!(
+        !again.banner.iter().any(|l| l.contains(&token)),
+        "a restart does not print the token: {:?}",
+        again.banner
+    );
+}

@@ -166,14 +166,7 @@ pub(crate) fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
         .strip_prefix("Bearer ")
         .or_else(|| v.strip_prefix("bearer "))
         .unwrap_or("");
-    // Length-independent comparison: no early exit on the first differing byte.
-    let expected = state.admin_token.as_bytes();
-    token.len() == expected.len()
-        && token
-            .bytes()
-            .zip(expected)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    state.tenants.admin_matches(token)
 }
 
 /// Runs a management request in step with the other instances on the same Redis, if any: a
@@ -374,7 +367,10 @@ async fn issue_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -
     if state.tenants.get(&id).is_none() {
         return not_found(&id);
     }
-    let key = crate::tenants::new_key();
+    let key = match crate::tenants::new_key() {
+        Ok(k) => k,
+        Err(e) => return internal(&e),
+    };
     match state.tenants.add_key(&id, &key) {
         Ok(()) => json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id})),
         Err(e) => internal(&e),
@@ -527,7 +523,9 @@ async fn put_settings(
             name: c.name.trim().to_ascii_lowercase(),
             probability: c.probability,
             // Without a seed, one is chosen and answered, so the run can be replayed.
-            seed: c.seed.unwrap_or_else(|| fastrand::u64(..)),
+            seed: c
+                .seed
+                .unwrap_or_else(|| crate::secret::u64().unwrap_or_else(|_| fastrand::u64(..))),
         }),
     };
     if let Err(e) = settings.validate(state.limits.max_delay_ms) {

@@ -10,6 +10,13 @@ pub(crate) fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Microseconds since the Unix epoch.
+pub(crate) fn unix_now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
 /// `2026-11-30T05:20:11Z` for a Unix time in seconds.
 pub(crate) fn rfc3339(unix_secs: f64) -> String {
     let (date, hh, mm, ss) = civil(unix_secs);

@@ -40,6 +40,7 @@ async fn slow() -> support::TestServer {
     let tenants = apistend_sandbox::Tenants::open(&dir).unwrap();
     let demo = tenants.ensure_key("demo", "test-key").unwrap();
     tenants.add_key(&demo.id, "second-key").unwrap();
+    drop(tenants); // the data directory's lock goes with it
     support::start_in(dir, |c| {
         c.with_overrides(Overrides::from_toml(SLOW).unwrap())
     })

@@ -164,14 +164,15 @@ async fn sandboxes_keys_and_buckets_are_shared_on_a_redis_cluster() {
 /// they admit exactly its burst, and a key revoked on one stops on the other.
 async fn shares_sandboxes_keys_and_buckets(url: String) {
     let tune = |c: apistend_sandbox::SandboxConfig| {
-        c.with_redis(url.clone()).with_admin_token("shared-admin")
+        c.with_redis(url.clone())
+            .with_admin_token("shared-admin-token-01")
     };
     let a = support::start(tune).await;
     let b = support::start(tune).await;
     let c = support::client();
     let created: serde_json::Value = c
         .post(format!("{}/api/v1/sandboxes", a.base))
-        .bearer_auth("shared-admin")
+        .bearer_auth("shared-admin-token-01")
         .json(&serde_json::json!({"name": "shared"}))
         .send()
         .await
@@ -213,7 +214,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
             "{}/api/v1/sandboxes/{id}/limits/ozon/client",
             a.base
         ))
-        .bearer_auth("shared-admin")
+        .bearer_auth("shared-admin-token-01")
         .json(&serde_json::json!({"burst": 6, "interval_ms": 60000}))
         .send()
         .await
@@ -223,7 +224,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     for _ in 0..100 {
         let v: serde_json::Value = c
             .get(format!("{}/api/v1/sandboxes/{id}", b.base))
-            .bearer_auth("shared-admin")
+            .bearer_auth("shared-admin-token-01")
             .send()
             .await
             .unwrap()
@@ -239,7 +240,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     assert!(adopted, "the other instance adopts the limit");
     let r = c
         .delete(format!("{}/api/v1/sandboxes/{id}/buckets", b.base))
-        .bearer_auth("shared-admin")
+        .bearer_auth("shared-admin-token-01")
         .send()
         .await
         .unwrap();
@@ -274,7 +275,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     );
     let r = c
         .delete(format!("{}/api/v1/sandboxes/{id}/keys/{key}", a.base))
-        .bearer_auth("shared-admin")
+        .bearer_auth("shared-admin-token-01")
         .send()
         .await
         .unwrap();
@@ -291,4 +292,130 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
         revoked,
         "a key revoked on one instance stops on the other within the poll interval"
     );
+}
+
+async fn create(c: &reqwest::Client, base: &str, name: &str) -> String {
+    let v: serde_json::Value = c
+        .post(format!("{base}/api/v1/sandboxes"))
+        .bearer_auth(ADMIN)
+        .json(&serde_json::json!({"name": name}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    v["id"].as_str().unwrap().to_owned()
+}
+
+async fn names(c: &reqwest::Client, base: &str) -> Vec<String> {
+    let v: serde_json::Value = c
+        .get(format!("{base}/api/v1/sandboxes"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut n: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+const ADMIN: &str = "shared-admin-token-01";
+
+/// Polls `check` until it holds (instances follow each other every 250 ms).
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..60 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what} did not happen within 6 s");
+}
+
+/// The repro: two instances, Redis killed and started again empty, then a sandbox
+/// created on each. Before, the version counter restarted at 1, the instances ignored the new
+/// state and the next write overwrote the others' sandboxes; now every sandbox stays on both
+/// instances and in both data files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_restarts_empty_loses_no_sandbox() {
+    let Some(mut redis) = RedisServer::start("a_redis_that_restarts_empty_loses_no_sandbox") else {
+        return;
+    };
+    let url = redis.url();
+    let tune =
+        |c: apistend_sandbox::SandboxConfig| c.with_redis(url.clone()).with_admin_token(ADMIN);
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    for i in 0..5 {
+        create(&c, &a.base, &format!("a-{i}")).await;
+        create(&c, &b.base, &format!("b-{i}")).await;
+    }
+    eventually("both instances see 10 sandboxes and the demo", async || {
+        names(&c, &a.base).await.len() == 11 && names(&c, &b.base).await.len() == 11
+    })
+    .await;
+    redis.restart(); // kill -9, then an empty Redis on the same port
+    create(&c, &a.base, "after-a").await;
+    create(&c, &b.base, "after-b").await;
+    eventually("every sandbox on both instances", async || {
+        let (na, nb) = (names(&c, &a.base).await, names(&c, &b.base).await);
+        na.len() == 13 && na == nb
+    })
+    .await;
+    let na = names(&c, &a.base).await;
+    assert!(
+        na.contains(&"after-a".to_owned()) && na.contains(&"b-4".to_owned()),
+        "{na:?}"
+    );
+    // And in both data files (each change is written before it is adopted).
+    for dir in [&a.dir, &b.dir] {
+        let text = std::fs::read_to_string(dir.join(apistend_sandbox::DATA_FILE)).unwrap();
+        for n in &na {
+            assert!(
+                text.contains(&format!("\"name\": \"{n}\"")),
+                "{n} missing in {}",
+                dir.display()
+            );
+        }
+    }
+    // A deletion still travels: a tombstone, not an absence.
+    let v: serde_json::Value = c
+        .get(format!("{}/api/v1/sandboxes", a.base))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let gone = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "a-0")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = c
+        .delete(format!("{}/api/v1/sandboxes/{gone}", b.base))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    eventually("the deletion reaches a", async || {
+        names(&c, &a.base).await.len() == 12
+    })
+    .await;
 }

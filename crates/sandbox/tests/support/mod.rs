@@ -11,7 +11,26 @@ pub struct TestServer {
     pub key: String,
     pub app_token: String,
     pub dir: PathBuf,
+    /// The admin token when this start generated it.
+    pub admin_token: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    keep_dir: bool,
+}
+
+impl TestServer {
+    /// Stops the server, waits until it has let go of its data directory, and keeps the
+    /// directory (for a restart on it).
+    pub async fn stop_keeping_dir(mut self) -> PathBuf {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+        self.keep_dir = true;
+        self.dir.clone()
+    }
 }
 
 impl Drop for TestServer {
@@ -19,7 +38,9 @@ impl Drop for TestServer {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -48,10 +69,11 @@ pub async fn start_in(
     let sandbox = Sandbox::new(config).await.expect("sandbox starts");
     let key = sandbox.demo().key.clone();
     let app_token = sandbox.demo().app_token.clone();
+    let admin_token = sandbox.generated_admin_token().map(str::to_owned);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(sandbox.serve(listener, async {
+    let task = tokio::spawn(sandbox.serve(listener, async {
         let _ = rx.await;
     }));
     TestServer {
@@ -59,7 +81,10 @@ pub async fn start_in(
         key,
         app_token,
         dir,
+        admin_token,
         stop: Some(tx),
+        task: Some(task),
+        keep_dir: false,
     }
 }
 

@@ -1,0 +1,86 @@
+//! What the pipeline needs of a sandbox on every request, made once per change of the data and
+//! carried by each of its credentials: no further lookup (nor lock) per request.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use apistend_limiter::{Algorithm, Quota};
+
+use super::records::{ChaosRecord, SandboxRecord};
+use crate::scenario::Scenario;
+
+/// One sandbox's limits and defaults, ready for the request path.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    /// service → group → this sandbox's own quota.
+    limits: HashMap<String, HashMap<String, Quota>>,
+    /// The default latency.
+    pub(crate) latency_ms: Option<u64>,
+    chaos: Option<Chaos>,
+}
+
+#[derive(Debug)]
+struct Chaos {
+    record: ChaosRecord,
+    scenario: Scenario,
+    /// Draws so far; shared with the view this one replaces when the chaos did not change.
+    drawn: Arc<AtomicU64>,
+}
+
+impl View {
+    /// The view of `s`; `previous` (the view it replaces) passes on its count of chaos draws.
+    pub(super) fn new(s: &SandboxRecord, previous: Option<&View>) -> Self {
+        let mut limits: HashMap<String, HashMap<String, Quota>> = HashMap::new();
+        for l in &s.limits {
+            let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
+            if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
+                limits
+                    .entry(l.service.clone())
+                    .or_default()
+                    .insert(l.group.clone(), q.with_algorithm(algorithm));
+            }
+        }
+        let chaos = s.settings.scenario.as_ref().and_then(|c| {
+            // An unrelated change (a new key) keeps the sequence of draws going.
+            let drawn = previous
+                .and_then(|p| p.chaos.as_ref())
+                .filter(|old| old.record == *c)
+                .map_or_else(Arc::default, |old| Arc::clone(&old.drawn));
+            Some(Chaos {
+                record: c.clone(),
+                scenario: Scenario::parse(&c.name)?,
+                drawn,
+            })
+        });
+        Self {
+            limits,
+            latency_ms: s.settings.latency_ms,
+            chaos,
+        }
+    }
+
+    /// The sandbox's own quota of `service`'s `group`, if it set one.
+    pub(crate) fn quota(&self, service: &str, group: &str) -> Option<Quota> {
+        self.limits.get(service)?.get(group).copied()
+    }
+
+    /// The scenario the next request gets, if the dice say so.
+    pub(crate) fn draw(&self) -> Option<Scenario> {
+        let c = self.chaos.as_ref()?;
+        let n = c.drawn.fetch_add(1, Ordering::Relaxed);
+        hit(c.record.seed, n, c.record.probability).then_some(c.scenario)
+    }
+}
+
+/// Whether draw `n` of `seed` falls below `p` (splitmix64 of the pair, as a fraction of 2^64).
+pub(super) fn hit(seed: u64, n: u64, p: f64) -> bool {
+    let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    #[allow(clippy::cast_precision_loss)]
+    let x = (z >> 11) as f64 / (1u64 << 53) as f64;
+    x < p
+}
