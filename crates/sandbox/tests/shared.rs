@@ -308,7 +308,7 @@ async fn create(c: &reqwest::Client, base: &str, name: &str) -> String {
     v["id"].as_str().unwrap().to_owned()
 }
 
-async fn names(c: &reqwest::Client, base: &str) -> Vec<String> {
+async fn list(c: &reqwest::Client, base: &str) -> Vec<serde_json::Value> {
     let v: serde_json::Value = c
         .get(format!("{base}/api/v1/sandboxes"))
         .bearer_auth(ADMIN)
@@ -318,9 +318,12 @@ async fn names(c: &reqwest::Client, base: &str) -> Vec<String> {
         .json()
         .await
         .unwrap();
-    let mut n: Vec<String> = v
-        .as_array()
-        .unwrap()
+    v.as_array().unwrap().clone()
+}
+
+async fn names(c: &reqwest::Client, base: &str) -> Vec<String> {
+    let mut n: Vec<String> = list(c, base)
+        .await
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_owned())
         .collect();
@@ -389,18 +392,8 @@ async fn a_redis_that_restarts_empty_loses_no_sandbox() {
         }
     }
     // A deletion still travels: a tombstone, not an absence.
-    let v: serde_json::Value = c
-        .get(format!("{}/api/v1/sandboxes", a.base))
-        .bearer_auth(ADMIN)
-        .send()
+    let gone = list(&c, &a.base)
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let gone = v
-        .as_array()
-        .unwrap()
         .iter()
         .find(|s| s["name"] == "a-0")
         .unwrap()["id"]
