@@ -40,6 +40,9 @@ pub(crate) struct ServeArgs {
     /// Longest hold of the `timeout` scenario, in milliseconds.
     #[arg(long, default_value_t = 30_000)]
     max_timeout_ms: u64,
+    /// How long an idle keep-alive connection stays open, in seconds (nginx's default: 75).
+    #[arg(long, env = "APISTEND_IDLE_TIMEOUT_S", default_value_t = 75)]
+    idle_timeout_s: u64,
     /// Log lines on stderr: `text` for people, `json` (one object per line) for a log pipeline.
     /// The level comes from `RUST_LOG` (default `info`).
     #[arg(long, env = "APISTEND_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -71,6 +74,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.redis = args.redis;
     config.max_delay_ms = args.max_delay_ms;
     config.max_timeout_ms = args.max_timeout_ms;
+    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
     config.admin_token = args.admin_token;
     if let Some(path) = &args.overrides {
         let text =

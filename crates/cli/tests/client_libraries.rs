@@ -34,6 +34,9 @@ fn venv() -> Result<PathBuf, String> {
     let requirements = repo().join("tests/compat/requirements.txt");
     let wanted = std::fs::read_to_string(&requirements).map_err(|e| e.to_string())?;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compat-venv");
+    // Tests run as separate processes (nextest): one sets the environment up, the others wait.
+    let lock = std::fs::File::create(dir.with_extension("lock")).map_err(|e| e.to_string())?;
+    lock.lock().map_err(|e| e.to_string())?;
     let python = dir.join("bin/python");
     let stamp = dir.join("requirements.installed");
     if python.exists() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
@@ -66,6 +69,8 @@ fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
+const ADMIN: &str = "compat-admin-token-0123";
+
 fn serve(data: &Path, specs: Option<&Path>) -> (std::process::Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
     cmd.args([
@@ -74,6 +79,8 @@ fn serve(data: &Path, specs: Option<&Path>) -> (std::process::Child, String) {
         "127.0.0.1:0",
         "--demo-key",
         "compat-key",
+        "--admin-token",
+        ADMIN,
         "--data",
     ])
     .arg(data)
@@ -154,4 +161,41 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
     }
     assert!(checks.iter().all(|c| c["ok"] == true), "{out}");
     eprintln!("{} client-library checks passed", checks.len());
+}
+
+/// aiohttp's pool against early answers to POSTs whose bodies come in a second write (an
+/// exhausted bucket's 429, the management API's 401), then every connection reused after 20 s
+/// idle: nginx-like keep-alive, no "Server disconnected".
+#[test]
+fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
+    let python = match venv() {
+        Ok(p) => p,
+        Err(why) => return unavailable(&why),
+    };
+    let data = std::env::temp_dir().join(format!("apistend-keepalive-{}", std::process::id()));
+    std::fs::create_dir_all(&data).unwrap();
+    let (mut server, base) = serve(&data, None);
+    let out = Command::new(&python)
+        .arg(repo().join("tests/compat/keepalive.py"))
+        .args([&base, "compat-key", ADMIN, "20"])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&data);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    eprintln!("{v}");
+    assert_eq!(v["errors"], serde_json::json!([]), "disconnects: {v}");
+    assert_eq!(v["statuses"]["429"], 100, "{v}");
+    assert_eq!(v["statuses"]["401"], 100, "{v}");
+    assert_eq!(
+        v["new_connections_after_idle"], 0,
+        "every pooled connection was reused: {v}"
+    );
 }

@@ -23,6 +23,7 @@ mod secret;
 mod services;
 mod sync;
 mod tenants;
+mod transport;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -65,8 +66,11 @@ pub struct SandboxConfig {
     /// The management API's token (at least 16 printable characters); when absent, one is
     /// generated on first start and shown once. Only its SHA-256 is kept.
     pub admin_token: Option<String>,
-    /// How long a client may take to send its request head, and its body (408 beyond).
+    /// How long a client may take to send its request head once it has started, and its body
+    /// (408 beyond).
     pub read_timeout: Duration,
+    /// How long an idle keep-alive connection stays open (nginx's `keepalive_timeout`).
+    pub idle_timeout: Duration,
     /// Largest request head (request line and headers) accepted (431 beyond).
     pub max_header_bytes: usize,
 }
@@ -85,6 +89,7 @@ impl SandboxConfig {
             max_body_bytes: 1 << 20,
             admin_token: None,
             read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(75),
             max_header_bytes: 16 * 1024,
         }
     }
@@ -93,6 +98,13 @@ impl SandboxConfig {
     #[must_use]
     pub fn with_read_timeout(mut self, d: Duration) -> Self {
         self.read_timeout = d;
+        self
+    }
+
+    /// Sets how long an idle keep-alive connection stays open.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, d: Duration) -> Self {
+        self.idle_timeout = d;
         self
     }
 
@@ -145,6 +157,7 @@ pub(crate) struct Limits {
     pub(crate) max_timeout_ms: u64,
     pub(crate) max_body_bytes: usize,
     pub(crate) read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     pub(crate) max_header_bytes: usize,
 }
 
@@ -258,6 +271,7 @@ impl Sandbox {
                 max_timeout_ms: config.max_timeout_ms,
                 max_body_bytes: config.max_body_bytes,
                 read_timeout: config.read_timeout,
+                idle_timeout: config.idle_timeout,
                 max_header_bytes: config.max_header_bytes.max(8192),
             },
             admin_limiter: MemoryStore::new(),
@@ -302,8 +316,9 @@ impl Sandbox {
     }
 
     /// Serves until `shutdown` completes, then finishes the requests in flight (for at most
-    /// 30 s). Each connection gets `read_timeout` to send its request head and a head of at most
-    /// `max_header_bytes` (431 beyond); TCP_NODELAY is on.
+    /// 30 s). An idle keep-alive connection stays open for `idle_timeout`; a request head, once
+    /// started, must arrive within `read_timeout`, and be at most `max_header_bytes` (431
+    /// beyond); TCP_NODELAY is on.
     ///
     /// # Errors
     /// Never for a failed accept (it is logged and retried); kept for API stability.
@@ -316,17 +331,11 @@ impl Sandbox {
         // pipeline, which spares a route lookup on every emulated request.
         let admin = hyper_util::service::TowerToHyperService::new(self.router());
         let state = Arc::clone(&self.state);
-        let app = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-            let (admin, state) = (admin.clone(), Arc::clone(&state));
-            async move {
-                if req.uri().path().starts_with("/api/") {
-                    hyper::service::Service::call(&admin, req).await
-                } else {
-                    Ok(dispatch(State(state), req.map(Body::new)).await)
-                }
-            }
-        });
         let limits = self.state.limits;
+        let timeouts = transport::Timeouts {
+            idle: limits.idle_timeout,
+            head: limits.read_timeout,
+        };
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
@@ -344,12 +353,29 @@ impl Sandbox {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let service = app.clone();
+            let phase = Arc::new(transport::Phase::default());
+            let io = transport::TimedIo::new(stream, Arc::clone(&phase), timeouts);
+            let (admin, state) = (admin.clone(), Arc::clone(&state));
+            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let (admin, state, phase) = (admin.clone(), Arc::clone(&state), Arc::clone(&phase));
+                async move {
+                    phase.busy();
+                    let resp = if req.uri().path().starts_with("/api/") {
+                        match admin::buffer_body(req, limits).await {
+                            Ok(req) => hyper::service::Service::call(&admin, req).await,
+                            Err(early) => Ok(early),
+                        }
+                    } else {
+                        Ok(dispatch(State(state), req.map(Body::new)).await)
+                    };
+                    phase.answered();
+                    resp
+                }
+            });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(limits.read_timeout)
                 .max_buf_size(limits.max_header_bytes)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                .serve_connection(hyper_util::rt::TokioIo::new(io), service);
             let conn = graceful.watch(conn);
             tokio::spawn(async move {
                 let _ = conn.await;

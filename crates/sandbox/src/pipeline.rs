@@ -290,18 +290,22 @@ async fn handle_inner(
         Ok(Ok(body)) => body,
         Ok(Err(_)) => {
             let why = format!("request body over {} bytes", state.limits.max_body_bytes);
-            return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
-                .with_status(413)
-                .into_response();
+            return closing(
+                Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
+                    .with_status(413)
+                    .into_response(),
+            );
         }
         Err(_) => {
             let why = format!(
                 "the request body did not arrive within {:?}",
                 state.limits.read_timeout
             );
-            return Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
-                .with_status(408)
-                .into_response();
+            return closing(
+                Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
+                    .with_status(408)
+                    .into_response(),
+            );
         }
     };
     let rest = parts.uri.path().get(prefix..).unwrap_or("");
@@ -441,6 +445,16 @@ async fn handle_inner(
     let mut answer = answer.rate(service.rate_headers(&decision, false));
     answer.scenario = scenario.map(Scenario::name);
     answer.into_response()
+}
+
+/// An answer after which the connection closes: its request body was not read to the end (too
+/// large or too slow), so the next request on it could not be found.
+fn closing(mut resp: Response<Body>) -> Response<Body> {
+    resp.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    resp
 }
 
 /// The request body, up to `limit` bytes. A request that announces no body is not polled for one:

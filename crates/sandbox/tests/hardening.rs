@@ -75,3 +75,105 @@ async fn oversize_bodies_and_heads_and_slow_clients() {
     let text = String::from_utf8_lossy(&buf[..n]);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
 }
+
+/// nginx's clock: an idle keep-alive connection outlives the head timeout, a started head that
+/// stalls does not.
+#[tokio::test]
+async fn idle_connections_outlive_the_head_timeout_stalled_heads_do_not() {
+    let s = support::start(|c| {
+        c.with_read_timeout(Duration::from_millis(300))
+            .with_idle_timeout(Duration::from_secs(2))
+    })
+    .await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let request = format!(
+        "GET /wb/api/v3/warehouses HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\nX-Mock-Delay: 0\r\n\r\n",
+        s.key
+    );
+    let answered = async |conn: &mut tokio::net::TcpStream| {
+        conn.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 8192];
+        let n = tokio::time::timeout(Duration::from_secs(3), conn.read(&mut buf))
+            .await
+            .expect("answered")
+            .unwrap();
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200")
+    };
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    assert!(answered(&mut conn).await);
+    // Idle for three head timeouts: still open.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(
+        answered(&mut conn).await,
+        "idle keep-alive connection was closed"
+    );
+    // Idle past the idle timeout: closed.
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(1), conn.read(&mut buf))
+        .await
+        .expect("closed, not held")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "closed after the idle timeout");
+    // A head that starts after idle time and stalls is cut at the head timeout.
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    assert!(answered(&mut conn).await);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    conn.write_all(b"GET /wb/api/v3/warehouses HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let t = Instant::now();
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(3), conn.read_to_end(&mut rest))
+        .await
+        .expect("closed, not held");
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+/// An early answer of the management API (401 without a token) to a POST whose body comes in a
+/// second write keeps the connection usable; a body over the limit is answered 413 with
+/// `Connection: close`.
+#[tokio::test]
+async fn early_management_answers_keep_the_connection() {
+    let s = support::start(|c| c).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    for _ in 0..3 {
+        conn.write_all(b"POST /api/v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000\r\n\r\n")
+            .await
+            .unwrap();
+        conn.write_all(&[b' '; 1500]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        conn.write_all(&[b' '; 1500]).await.unwrap();
+        let mut buf = vec![0u8; 8192];
+        let n = tokio::time::timeout(Duration::from_secs(3), conn.read(&mut buf))
+            .await
+            .expect("answered")
+            .unwrap();
+        let text = String::from_utf8_lossy(&buf[..n]);
+        assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+        assert!(text.contains("application/problem+json"), "{text}");
+        assert!(
+            !text.to_ascii_lowercase().contains("connection: close"),
+            "{text}"
+        );
+    }
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    conn.write_all(
+        b"POST /api/v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut buf = vec![0u8; 8192];
+    let n = tokio::time::timeout(Duration::from_secs(3), conn.read(&mut buf))
+        .await
+        .expect("answered")
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
+    assert!(text.starts_with("http/1.1 413"), "{text}");
+    assert!(text.contains("connection: close"), "{text}");
+}

@@ -1,0 +1,151 @@
+//! The connection's clock, as nginx keeps it: an idle keep-alive connection stays usable for the
+//! idle timeout (75 s by default, like nginx's `keepalive_timeout`), while a request head that
+//! has started must arrive whole within the head timeout (10 s, like `client_header_timeout`).
+//!
+//! hyper's own `header_read_timeout` starts when the connection waits for the next request, so
+//! it also cuts idle keep-alive connections — pooled clients (aiohttp keeps them 15 s,
+//! urllib3 indefinitely) then fail on their next request. Here the IO knows when a request's
+//! first bytes arrive, and the service tells it when a request is being answered and when it
+//! was answered.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// Waiting for a request; the idle deadline is armed.
+const IDLE: u8 = 0;
+/// A request head has started; the head deadline is armed.
+const HEAD: u8 = 1;
+/// An answer went out: arm the idle deadline from now.
+const ANSWERED: u8 = 2;
+/// A request is being answered: no read deadline (the pipeline times the body itself).
+const BUSY: u8 = 3;
+
+/// Where a connection is in its request cycle, shared by its IO and its service.
+#[derive(Debug, Default)]
+pub(crate) struct Phase(AtomicU8);
+
+impl Phase {
+    /// A request reached the service.
+    pub(crate) fn busy(&self) {
+        self.0.store(BUSY, Ordering::Relaxed);
+    }
+
+    /// Its answer is ready.
+    pub(crate) fn answered(&self) {
+        self.0.store(ANSWERED, Ordering::Relaxed);
+    }
+}
+
+/// The two timeouts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) idle: Duration,
+    pub(crate) head: Duration,
+}
+
+/// An IO that fails reads with `TimedOut` past the phase's deadline.
+pub(crate) struct TimedIo<I> {
+    io: I,
+    phase: Arc<Phase>,
+    timeouts: Timeouts,
+    deadline: Instant,
+    /// The deadline `sleep` is set to (re-armed only when it differs).
+    armed: Instant,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl<I> TimedIo<I> {
+    pub(crate) fn new(io: I, phase: Arc<Phase>, timeouts: Timeouts) -> Self {
+        let deadline = Instant::now() + timeouts.idle;
+        Self {
+            io,
+            phase,
+            timeouts,
+            deadline,
+            armed: deadline,
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for TimedIo<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.phase.0.load(Ordering::Relaxed) == ANSWERED {
+            this.phase.0.store(IDLE, Ordering::Relaxed);
+            this.deadline = Instant::now() + this.timeouts.idle;
+        }
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before && this.phase.0.load(Ordering::Relaxed) == IDLE {
+                    this.phase.0.store(HEAD, Ordering::Relaxed);
+                    this.deadline = Instant::now() + this.timeouts.head;
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => {
+                if this.phase.0.load(Ordering::Relaxed) == BUSY {
+                    return Poll::Pending;
+                }
+                if this.armed != this.deadline {
+                    this.armed = this.deadline;
+                    this.sleep.as_mut().reset(this.deadline);
+                }
+                if this.sleep.as_mut().poll(cx).is_ready() {
+                    let what = if this.phase.0.load(Ordering::Relaxed) == HEAD {
+                        "the request head did not arrive in time"
+                    } else {
+                        "idle keep-alive connection timed out"
+                    };
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        what,
+                    )));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for TimedIo<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+}
