@@ -9,6 +9,7 @@ use apistend_catalog::{BucketScope, GroupOverride, ServiceId};
 use apistend_limiter::Quota;
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::middleware::{self, Next};
 use axum::routing::{delete, get, post, put};
@@ -123,6 +124,28 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         )
         .route("/api/v1/sandboxes/{id}/buckets", get(inspect).delete(reset))
         .route_layer(middleware::from_fn_with_state(Arc::clone(state), guard))
+        .method_not_allowed_fallback(method_not_allowed)
+}
+
+/// A known route asked with a method it does not have: 405 as problem details.
+async fn method_not_allowed(method: http::Method, uri: http::Uri) -> Response<Body> {
+    problem(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "Method Not Allowed",
+        &format!(
+            "{} does not take {method}; see /api/v1/openapi.json",
+            uri.path()
+        ),
+    )
+}
+
+/// A query string that does not parse: 400 as problem details.
+fn bad_query(e: &QueryRejection) -> Response<Body> {
+    problem(
+        StatusCode::BAD_REQUEST,
+        "Bad Request",
+        &format!("query string: {}", e.body_text()),
+    )
 }
 
 /// An error as RFC 9457 problem details.
@@ -590,6 +613,7 @@ async fn put_settings(
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct BucketFilter {
     key: Option<String>,
     service: Option<String>,
@@ -654,8 +678,12 @@ fn buckets_of(
 async fn inspect(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    Query(f): Query<BucketFilter>,
+    query: Result<Query<BucketFilter>, QueryRejection>,
 ) -> Response<Body> {
+    let f = match query {
+        Ok(Query(f)) => f,
+        Err(e) => return bad_query(&e),
+    };
     let Some(s) = state.tenants.get(&id) else {
         return not_found(&id);
     };
@@ -682,8 +710,12 @@ async fn inspect(
 async fn reset(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    Query(f): Query<BucketFilter>,
+    query: Result<Query<BucketFilter>, QueryRejection>,
 ) -> Response<Body> {
+    let f = match query {
+        Ok(Query(f)) => f,
+        Err(e) => return bad_query(&e),
+    };
     let Some(s) = state.tenants.get(&id) else {
         return not_found(&id);
     };

@@ -50,27 +50,65 @@ pub(crate) struct Timeouts {
 }
 
 /// An IO that fails reads with `TimedOut` past the phase's deadline.
+///
+/// The timer is not re-armed per request (a timer-wheel update per request costs the gateway
+/// measurably): it is kept armed no later than one step (the shorter timeout) ahead, so it can
+/// never fire late for a head that starts, and when it fires early it is simply moved on.
 pub(crate) struct TimedIo<I> {
     io: I,
     phase: Arc<Phase>,
     timeouts: Timeouts,
-    deadline: Instant,
-    /// The deadline `sleep` is set to (re-armed only when it differs).
-    armed: Instant,
+    /// When the current phase began.
+    since: Instant,
     sleep: Pin<Box<Sleep>>,
 }
 
 impl<I> TimedIo<I> {
     pub(crate) fn new(io: I, phase: Arc<Phase>, timeouts: Timeouts) -> Self {
-        let deadline = Instant::now() + timeouts.idle;
+        let now = Instant::now();
         Self {
             io,
             phase,
             timeouts,
-            deadline,
-            armed: deadline,
-            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            since: now,
+            sleep: Box::pin(tokio::time::sleep_until(now + timeouts.step())),
         }
+    }
+
+    /// Polls the timer; `Err` once the phase's deadline has passed.
+    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Error> {
+        while self.sleep.as_mut().poll(cx).is_ready() {
+            let now = Instant::now();
+            let deadline = match self.phase.0.load(Ordering::Relaxed) {
+                HEAD => Some((
+                    self.since + self.timeouts.head,
+                    "the request head did not arrive in time",
+                )),
+                IDLE => Some((
+                    self.since + self.timeouts.idle,
+                    "idle keep-alive connection timed out",
+                )),
+                _ => None,
+            };
+            if let Some((at, what)) = deadline {
+                if now >= at {
+                    return Poll::Ready(std::io::Error::new(std::io::ErrorKind::TimedOut, what));
+                }
+                self.sleep
+                    .as_mut()
+                    .reset(at.min(now + self.timeouts.step()));
+            } else {
+                self.sleep.as_mut().reset(now + self.timeouts.step());
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Timeouts {
+    /// How far ahead the timer may be armed: never past a head that would start now.
+    fn step(&self) -> Duration {
+        self.head.min(self.idle)
     }
 }
 
@@ -83,39 +121,19 @@ impl<I: AsyncRead + Unpin> AsyncRead for TimedIo<I> {
         let this = &mut *self;
         if this.phase.0.load(Ordering::Relaxed) == ANSWERED {
             this.phase.0.store(IDLE, Ordering::Relaxed);
-            this.deadline = Instant::now() + this.timeouts.idle;
+            this.since = Instant::now();
         }
         let before = buf.filled().len();
         match Pin::new(&mut this.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
                 if buf.filled().len() > before && this.phase.0.load(Ordering::Relaxed) == IDLE {
                     this.phase.0.store(HEAD, Ordering::Relaxed);
-                    this.deadline = Instant::now() + this.timeouts.head;
+                    this.since = Instant::now();
                 }
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => {
-                if this.phase.0.load(Ordering::Relaxed) == BUSY {
-                    return Poll::Pending;
-                }
-                if this.armed != this.deadline {
-                    this.armed = this.deadline;
-                    this.sleep.as_mut().reset(this.deadline);
-                }
-                if this.sleep.as_mut().poll(cx).is_ready() {
-                    let what = if this.phase.0.load(Ordering::Relaxed) == HEAD {
-                        "the request head did not arrive in time"
-                    } else {
-                        "idle keep-alive connection timed out"
-                    };
-                    return Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        what,
-                    )));
-                }
-                Poll::Pending
-            }
+            Poll::Pending => this.poll_deadline(cx).map(Err),
         }
     }
 }

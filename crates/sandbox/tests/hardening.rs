@@ -177,3 +177,48 @@ async fn early_management_answers_keep_the_connection() {
     assert!(text.starts_with("http/1.1 413"), "{text}");
     assert!(text.contains("connection: close"), "{text}");
 }
+
+/// Every management error is problem details: a method a route lacks (405) and a query string
+/// that does not parse (400).
+#[tokio::test]
+async fn management_405_and_query_errors_are_problem_details() {
+    let s = support::start(|c| c.with_admin_token("hardening-admin-token")).await;
+    let c = support::client();
+    let r = c
+        .patch(format!("{}/api/v1/sandboxes", s.base))
+        .bearer_auth("hardening-admin-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let list: serde_json::Value = c
+        .get(format!("{}/api/v1/sandboxes", s.base))
+        .bearer_auth("hardening-admin-token")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = list[0]["id"].as_str().unwrap();
+    for q in ["all=maybe", "colour=red"] {
+        let r = c
+            .get(format!("{}/api/v1/sandboxes/{id}/buckets?{q}", s.base))
+            .bearer_auth("hardening-admin-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{q}");
+        assert_eq!(
+            r.headers()["content-type"],
+            "application/problem+json",
+            "{q}"
+        );
+        let v: serde_json::Value = r.json().await.unwrap();
+        assert!(
+            v["detail"].as_str().unwrap().contains("query string"),
+            "{v}"
+        );
+    }
+}
