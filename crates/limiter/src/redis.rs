@@ -389,7 +389,8 @@ impl RedisStore {
         self.inner.fallback.len()
     }
 
-    /// Sends `PING`; `Ok` when Redis answers within the timeout (for readiness probes).
+    /// Sends `PING`; `Ok` when Redis answers within the timeout (for readiness probes). An
+    /// answer also ends the degraded state.
     ///
     /// # Errors
     /// [`LimiterError::Store`] when it does not.
@@ -402,9 +403,19 @@ impl RedisStore {
             }
         };
         match tokio::time::timeout(self.inner.config.timeout, fut).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(_)) => {
+                self.answered();
+                Ok(())
+            }
             Ok(Err(e)) => Err(store_error(e)),
             Err(_) => Err(store_error(timeout_error())),
+        }
+    }
+
+    /// Redis answered: decisions are shared again.
+    fn answered(&self) {
+        if self.inner.degraded.swap(false, Ordering::Relaxed) {
+            tracing::info!(nodes = ?self.inner.config.nodes, "Redis answers again; rate-limit decisions are shared again");
         }
     }
 
@@ -420,9 +431,7 @@ impl RedisStore {
         let full = self.full_key(key);
         match self.eval(&full, quota, op).await {
             Ok(decision) => {
-                if self.inner.degraded.swap(false, Ordering::Relaxed) {
-                    tracing::info!(nodes = ?self.inner.config.nodes, "Redis answers again; rate-limit decisions are shared again");
-                }
+                self.answered();
                 Ok(decision)
             }
             Err(err) => {

@@ -396,6 +396,12 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
         return Response::new(Body::from("ok"));
     }
     if path == "/metrics" {
+        // While degraded, ask Redis itself: the gauge must not wait for the next decision.
+        if let Store::Redis(r) = &state.store
+            && r.is_degraded()
+        {
+            let _ = r.ping().await;
+        }
         let mut r = Response::new(Body::from(state.metrics.render(&state.store)));
         r.headers_mut().insert(
             http::header::CONTENT_TYPE,

@@ -115,6 +115,20 @@ async fn redis_going_away_and_coming_back_under_load() {
         .unwrap();
     assert!(fallbacks.parse::<u64>().unwrap() >= 50, "{text}");
     redis.restart();
+    // The gauge follows Redis itself, not the next emulated request: a scrape alone clears it.
+    let mut cleared = false;
+    for _ in 0..50 {
+        let text = metrics(c.clone(), s.base.clone()).await;
+        if text
+            .lines()
+            .any(|l| l == r#"apistend_store_degraded{store="redis"} 0"#)
+        {
+            cleared = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(cleared, "apistend_store_degraded stayed 1 with Redis back");
     let mut back = false;
     for _ in 0..100 {
         let code = ozon(&c, &s.base).await;
