@@ -100,6 +100,23 @@ impl Catalog {
         &self.services
     }
 
+    /// The service whose `prefix` begins `path` (as whole segments), and the rest of the path:
+    /// `/wb/api/v3/warehouses` → WB and `/api/v3/warehouses`.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let (service, rest) = catalog.route("/ozon/v3/product/list").unwrap();
+    /// assert_eq!((service.prefix, rest), ("/ozon", "/v3/product/list"));
+    /// assert!(catalog.route("/ozonx/v3").is_none());
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    pub fn route<'p>(&self, path: &'p str) -> Option<(&Service, &'p str)> {
+        self.services.iter().find_map(|s| {
+            let rest = path.strip_prefix(s.prefix)?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((s, rest))
+        })
+    }
+
     /// One service.
     pub fn service(&self, id: ServiceId) -> &Service {
         let i = ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0);

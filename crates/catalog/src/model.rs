@@ -126,6 +126,34 @@ pub enum CredentialChannel {
     AuthParam,
 }
 
+impl CredentialChannel {
+    /// The headers a client sends to present `key` on this channel; none for the channels in
+    /// the path or the query (a client names those in its URL).
+    ///
+    /// ```
+    /// use apistend_catalog::CredentialChannel;
+    /// assert_eq!(
+    ///     CredentialChannel::BearerToken.headers("k"),
+    ///     vec![("Authorization", "Bearer k".to_owned())]
+    /// );
+    /// ```
+    #[must_use]
+    pub fn headers(self, key: &str) -> Vec<(&'static str, String)> {
+        match self {
+            CredentialChannel::MockKey => vec![("X-Mock-Key", key.to_owned())],
+            CredentialChannel::Authorization => vec![("Authorization", key.to_owned())],
+            CredentialChannel::BearerToken => vec![("Authorization", format!("Bearer {key}"))],
+            // Any client id: the Api-Key is the credential.
+            CredentialChannel::ClientIdApiKey => {
+                vec![("Client-Id", "1".to_owned()), ("Api-Key", key.to_owned())]
+            }
+            CredentialChannel::TokenQuery
+            | CredentialChannel::WebhookPath
+            | CredentialChannel::AuthParam => Vec::new(),
+        }
+    }
+}
+
 /// Which requests share one bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -210,6 +238,18 @@ pub struct Rejection {
     pub content_type: &'static str,
     /// The body's shape.
     pub style: ErrorStyle,
+}
+
+impl ErrorStyle {
+    /// The error code its rate-limit body carries, for styles whose rejection status is not 429
+    /// alone (Bitrix24's 503 is also its plain server error).
+    #[must_use]
+    pub fn rate_limit_code(self) -> Option<&'static str> {
+        match self {
+            ErrorStyle::B24 => Some(crate::render::B24_RATE_LIMIT_CODE),
+            _ => None,
+        }
+    }
 }
 
 /// The shape of a service's error bodies.
@@ -301,6 +341,36 @@ pub struct Service {
 }
 
 impl Service {
+    /// Whether an answer is this service's "over the limit": a 429, or its own rejection's
+    /// status with its rejection's error code. `error` is the body's error code when the caller
+    /// read the body; `None` judges by the status alone (a layer that reads no bodies).
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24);
+    /// assert!(b24.is_rate_limited(503, Some("QUERY_LIMIT_EXCEEDED")));
+    /// assert!(!b24.is_rate_limited(503, Some("INTERNAL_SERVER_ERROR")));
+    /// assert!(b24.is_rate_limited(503, None));
+    /// assert!(!catalog.service(apistend_catalog::ServiceId::Wb).is_rate_limited(503, None));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn is_rate_limited(&self, status: u16, error: Option<&str>) -> bool {
+        status == 429
+            || (status == self.rejection.status
+                && match (self.rejection.style.rate_limit_code(), error) {
+                    (Some(code), Some(e)) => e == code,
+                    _ => true,
+                })
+    }
+
+    /// Whether operations are named by a webhook-style path (`/rest/{user}/{code}/{method}`),
+    /// whose catalog path is `/rest/{method}`.
+    #[must_use]
+    pub fn has_webhook_paths(&self) -> bool {
+        self.credentials.contains(&CredentialChannel::WebhookPath)
+    }
+
     /// The group with id `id`.
     pub fn group(&self, id: &str) -> Option<&LimitGroup> {
         self.groups.iter().find(|g| g.id == id)

@@ -218,9 +218,12 @@ fn push_json_string(out: &mut String, s: &str) {
     }
 }
 
+/// Bitrix24's error code of a request over the limit (its 503).
+pub(crate) const B24_RATE_LIMIT_CODE: &str = "QUERY_LIMIT_EXCEEDED";
+
 fn b24(kind: &ErrorKind) -> ErrorAnswer {
     let (status, code, text) = match kind {
-        ErrorKind::RateLimited => (503, "QUERY_LIMIT_EXCEEDED", "Too many requests".to_owned()),
+        ErrorKind::RateLimited => (503, B24_RATE_LIMIT_CODE, "Too many requests".to_owned()),
         ErrorKind::OperatingTime => (
             429,
             "OPERATION_TIME_LIMIT",

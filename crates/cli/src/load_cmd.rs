@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use apistend_catalog::{Method, Overrides, ServiceId};
+use apistend_catalog::{Catalog, CredentialChannel, Method, Overrides, Service, ServiceId};
 use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
 use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
 use clap::Args;
@@ -152,19 +152,13 @@ fn base_for(target: &str, service: ServiceId) -> String {
     }
 }
 
-fn credential_headers(service: ServiceId, key: &str) -> Vec<(&'static str, String)> {
-    let mut h = vec![
-        ("X-Mock-Key", key.to_owned()),
-        ("X-Mock-Delay", "0".to_owned()),
-    ];
-    match service {
-        ServiceId::Wb => h.push(("Authorization", key.to_owned())),
-        ServiceId::Ozon => {
-            h.push(("Client-Id", "1".to_owned()));
-            h.push(("Api-Key", key.to_owned()));
-        }
-        ServiceId::Apify => h.push(("Authorization", format!("Bearer {key}"))),
-        _ => {}
+/// The sandbox's own key header and a delay of 0, then the service's first credential channel
+/// (from its definition), so the request is what a real client of the service sends.
+fn credential_headers(service: &Service, key: &str) -> Vec<(&'static str, String)> {
+    let mut h = CredentialChannel::MockKey.headers(key);
+    h.push(("X-Mock-Delay", "0".to_owned()));
+    if let Some(channel) = service.credentials.first() {
+        h.extend(channel.headers(key));
     }
     h
 }
@@ -183,6 +177,8 @@ async fn load(
         url => Some(Store::from(RedisStore::new(RedisConfig::from_url(url)?)?)),
     };
     let mut clients = Vec::new();
+    let catalog = Catalog::builtin()?;
+    let credentials = credential_headers(catalog.service(args.service), &args.key);
     for _ in 0..args.instances {
         let store = shared_redis
             .clone()
@@ -195,8 +191,8 @@ async fn load(
             .overrides(overrides.clone())
             .algorithm(algorithm)
             .config(config.clone());
-        for (k, v) in credential_headers(args.service, &args.key) {
-            b = b.header(k, v);
+        for (k, v) in &credentials {
+            b = b.header(*k, v);
         }
         clients.push(b.build()?);
     }
@@ -221,7 +217,7 @@ async fn load(
             format!("{base}{}", args.path),
             args.path.clone(),
         );
-        let headers = credential_headers(args.service, &args.key);
+        let headers = credentials.clone();
         let no_limiter = args.no_limiter;
         tasks.push(tokio::spawn(async move {
             let mut waits = Vec::new();

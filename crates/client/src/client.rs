@@ -226,8 +226,9 @@ impl Inner {
             .unwrap_or(path)
     }
 
-    pub(crate) fn service(&self) -> ServiceId {
-        self.service
+    /// The service's definition in the client's catalog.
+    pub(crate) fn definition(&self) -> &apistend_catalog::Service {
+        self.catalog.service(self.service)
     }
 
     pub(crate) fn config(&self) -> &ClientConfig {
@@ -240,7 +241,7 @@ impl Inner {
 
     /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
     pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
-        let op_path = operation_path(self.service, path);
+        let op_path = operation_path(self.definition(), path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let groups: Vec<&LimitGroup> = resolved
             .groups
@@ -477,9 +478,12 @@ impl Client {
     /// The quota of the operation's own (most specific) limit group, as this client enforces it.
     pub fn quota_of(&self, method: Method, path: &str) -> Option<Quota> {
         let c = &self.inner;
-        let r = c
-            .catalog
-            .resolve(c.service, method, &operation_path(c.service, path), None);
+        let r = c.catalog.resolve(
+            c.service,
+            method,
+            &operation_path(c.definition(), path),
+            None,
+        );
         r.groups
             .first()
             .and_then(|&i| r.service.groups.get(i))
@@ -553,13 +557,15 @@ impl RequestBuilder<'_> {
     /// taken spends that token, as the request may already be on the wire.
     pub async fn send(self) -> Result<Response, ClientError> {
         let c = &self.client.inner;
-        let op_path = operation_path(c.service, &self.path);
+        let op_path = operation_path(c.definition(), &self.path);
         let plan = c.plan(self.method, &self.path);
         let sid = c.service.as_str();
         let ceiling = plan.ceiling;
         let url = format!("{}{}", c.base, self.path);
-        let b24_method =
-            (c.service == ServiceId::B24).then(|| op_path.trim_start_matches("/rest/").to_owned());
+        let b24_method = c
+            .definition()
+            .has_webhook_paths()
+            .then(|| op_path.trim_start_matches("/rest/").to_owned());
         let attempts = c.config.attempts.max(1);
         let mut waited = Duration::ZERO;
         for attempt in 1..=attempts {
@@ -653,10 +659,7 @@ impl RequestBuilder<'_> {
                 }
                 continue;
             }
-            let rate_limited = status == 429
-                || (c.service == ServiceId::B24
-                    && status == 503
-                    && b24_error == "QUERY_LIMIT_EXCEEDED");
+            let rate_limited = c.definition().is_rate_limited(status, Some(b24_error));
             if rate_limited {
                 let pause = c.penalize(&plan, status, &headers, attempt).await?;
                 if attempt == attempts {
@@ -757,11 +760,11 @@ fn count_retry(service: &str, account: &str, cause: &'static str) {
     metrics::counter!("apistend_client_retries_total", "service" => service.to_owned(), "account" => account.to_owned(), "cause" => cause).increment(1);
 }
 
-/// The catalog path of a request path: Bitrix24's `/rest/{user}/{code}/crm.deal.list.json` is
-/// `/rest/crm.deal.list`; other services' paths are their own.
-fn operation_path(service: ServiceId, path: &str) -> String {
+/// The catalog path of a request path: a webhook path (Bitrix24's
+/// `/rest/{user}/{code}/crm.deal.list.json`) is `/rest/crm.deal.list`; other paths are their own.
+fn operation_path(service: &apistend_catalog::Service, path: &str) -> String {
     let path = path.split('?').next().unwrap_or(path);
-    if service == ServiceId::B24 {
+    if service.has_webhook_paths() {
         let method = path.rsplit('/').next().unwrap_or("");
         let method = method.trim_end_matches(".json").trim_end_matches(".xml");
         return format!("/rest/{method}");
@@ -828,7 +831,10 @@ mod tests {
             Duration::from_secs(30)
         );
         assert_eq!(
-            operation_path(ServiceId::B24, "/rest/1/abc/crm.deal.list.json"),
+            operation_path(
+                Catalog::builtin().unwrap().service(ServiceId::B24),
+                "/rest/1/abc/crm.deal.list.json"
+            ),
             "/rest/crm.deal.list"
         );
     }

@@ -36,7 +36,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use apistend_catalog::{Method, ServiceId};
+use apistend_catalog::Method;
 use tower::{Layer, Service};
 
 use crate::client::{Inner, backoff};
@@ -99,11 +99,10 @@ impl<S> std::fmt::Debug for RateLimit<S> {
     }
 }
 
-/// A rate-limit answer, judged from the status alone (the layer does not read bodies): 429, and
-/// Bitrix24's 503 (its `QUERY_LIMIT_EXCEEDED`).
-fn rate_limited(service: ServiceId, status: http::StatusCode) -> bool {
-    status == http::StatusCode::TOO_MANY_REQUESTS
-        || (service == ServiceId::B24 && status == http::StatusCode::SERVICE_UNAVAILABLE)
+/// A rate-limit answer, judged from the status alone (the layer does not read bodies), by the
+/// one classifier of the service's definition: 429, or its own rejection status (Bitrix24's 503).
+fn rate_limited(service: &apistend_catalog::Service, status: http::StatusCode) -> bool {
+    service.is_rate_limited(status.as_u16(), None)
 }
 
 impl<S, B, RB> Service<http::Request<B>> for RateLimit<S>
@@ -139,7 +138,7 @@ where
             let sending = Instant::now();
             let resp = inner.call(req).await.map_err(Into::into)?;
             client.record_latency(sending.elapsed());
-            if rate_limited(client.service(), resp.status()) {
+            if rate_limited(client.definition(), resp.status()) {
                 client
                     .penalize(&plan, resp.status().as_u16(), resp.headers(), 1)
                     .await?;
@@ -192,7 +191,7 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         }
         let counters = c.counters();
         let wait = match result {
-            Ok(r) if rate_limited(c.service(), r.status()) => {
+            Ok(r) if rate_limited(c.definition(), r.status()) => {
                 counters.retries_rate_limit.fetch_add(1, Ordering::Relaxed);
                 Duration::ZERO
             }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use apistend_catalog::{BucketScope, GroupOverride, ServiceId};
+use apistend_catalog::{BucketScope, CredentialChannel, GroupOverride, ServiceId};
 use apistend_limiter::Quota;
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -648,7 +648,8 @@ fn buckets_of(
     for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key)) {
         let key = &owner.key;
         for svc in state.catalog.services().iter().filter(|svc| {
-            (owner.app.is_none() || svc.id == ServiceId::B24)
+            // An application's token is a credential of the services that take one (`auth=`).
+            (owner.app.is_none() || svc.credentials.contains(&CredentialChannel::AuthParam))
                 && f.service
                     .as_ref()
                     .is_none_or(|want| want == svc.id.as_str())

@@ -1,7 +1,7 @@
 //! A request as the pipeline sees it: the service-relative operation path, the host (WB), the
 //! credential from whichever channel the real service uses, and the query.
 
-use apistend_catalog::{Method, Service, ServiceId};
+use apistend_catalog::{CredentialChannel, Method, Service, ServiceId};
 use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderName};
 
@@ -59,24 +59,54 @@ impl Call {
             query,
             body: body_json,
         };
-        match service.id {
-            ServiceId::Wb => call.wb(service, &parts.headers),
-            ServiceId::B24 => call.b24(),
-            ServiceId::Apify if call.credential.is_none() => {
-                call.credential = bearer(&parts.headers).or_else(|| call.param("token"));
-            }
-            // Ozon wants both headers; the Api-Key is the sandbox key.
-            ServiceId::Ozon
-                if call.credential.is_none() && header(&parts.headers, CLIENT_ID).is_some() =>
-            {
-                call.credential = header(&parts.headers, API_KEY).map(str::to_owned);
-            }
-            _ => {}
+        // What differs between services is in their definitions: the hosts a path may name, the
+        // webhook path form, and the credential channels in the order they are tried.
+        if !service.hosts.is_empty() {
+            call.strip_host(service);
+        }
+        let webhook = if service
+            .credentials
+            .contains(&CredentialChannel::WebhookPath)
+        {
+            call.rest_method()
+        } else {
+            None
+        };
+        if call.credential.is_none() {
+            call.credential = service
+                .credentials
+                .iter()
+                .find_map(|c| call.credential_from(*c, &parts.headers, webhook.as_deref()));
         }
         call
     }
 
-    fn wb(&mut self, service: &Service, headers: &HeaderMap) {
+    /// The credential `channel` carries, if the request uses it.
+    fn credential_from(
+        &self,
+        channel: CredentialChannel,
+        headers: &HeaderMap,
+        webhook: Option<&str>,
+    ) -> Option<String> {
+        match channel {
+            CredentialChannel::MockKey => header(headers, X_MOCK_KEY).map(str::to_owned),
+            CredentialChannel::Authorization => {
+                header(headers, http::header::AUTHORIZATION).map(|v| strip_bearer(v).to_owned())
+            }
+            CredentialChannel::BearerToken => bearer(headers),
+            CredentialChannel::TokenQuery => self.param("token"),
+            // Both headers are wanted; the Api-Key is the sandbox key.
+            CredentialChannel::ClientIdApiKey => header(headers, CLIENT_ID)
+                .and_then(|_| header(headers, API_KEY))
+                .map(str::to_owned),
+            CredentialChannel::WebhookPath => webhook.map(str::to_owned),
+            CredentialChannel::AuthParam => self.param("auth"),
+            _ => None,
+        }
+    }
+
+    /// `/{short host}/rest…` → the host and `/rest…`, for a service with several hosts.
+    fn strip_host(&mut self, service: &Service) {
         let first = self
             .path
             .trim_start_matches('/')
@@ -102,13 +132,11 @@ impl Call {
                 rest.to_owned()
             };
         }
-        if self.credential.is_none() {
-            self.credential =
-                header(headers, http::header::AUTHORIZATION).map(|v| strip_bearer(v).to_owned());
-        }
     }
 
-    fn b24(&mut self) {
+    /// A webhook-style path (`/rest/{user}/{code}/{method}` or `/rest/{method}`): the operation
+    /// becomes `/rest/{method}`; returns the webhook's code, if the path has one.
+    fn rest_method(&mut self) -> Option<String> {
         let path = std::mem::take(&mut self.path);
         let segs: Vec<&str> = path
             .trim_start_matches('/')
@@ -122,7 +150,7 @@ impl Call {
             ["rest", name] => (None, *name),
             _ => {
                 self.path = path;
-                return;
+                return None;
             }
         };
         let name = name
@@ -133,9 +161,7 @@ impl Call {
         // Bitrix24 accepts GET and POST alike.
         self.method = Method::Post;
         self.b24_method = Some(name);
-        if self.credential.is_none() {
-            self.credential = code.map(str::to_owned).or_else(|| self.param("auth"));
-        }
+        code.map(str::to_owned)
     }
 
     /// A parameter from the query or the body.

@@ -255,9 +255,11 @@ impl Sandbox {
             .first()
             .map(|a| a.token.clone())
             .unwrap_or_default();
+        // The service whose definition has an operating-time budget (Bitrix24's).
         let operating = catalog
-            .service(ServiceId::B24)
-            .operating_budget
+            .services()
+            .iter()
+            .find_map(|s| s.operating_budget)
             .map(operating::Operating::new);
         let metrics = metrics::Metrics::new(&catalog);
         let state = AppState {
@@ -442,15 +444,17 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
             )
         };
     }
-    match pipeline::route(path) {
-        Some((id, rest)) => {
-            let prefix = path.len() - rest.len();
-            pipeline::handle(state, id, prefix, req).await
-        }
+    let routed = state
+        .catalog
+        .route(path)
+        .map(|(service, rest)| (service.id, path.len() - rest.len()));
+    match routed {
+        Some((id, prefix)) => pipeline::handle(state, id, prefix, req).await,
         None => {
+            let prefixes: Vec<&str> = state.catalog.services().iter().map(|s| s.prefix).collect();
             let body = serde_json::json!({
                 "error": "not_found",
-                "message": format!("{path} is not an emulated service; use /wb, /b24, /apify or /ozon"),
+                "message": format!("{path} is not an emulated service; use {}", prefixes.join(", ")),
             });
             let mut resp = Response::new(Body::from(body.to_string()));
             *resp.status_mut() = StatusCode::NOT_FOUND;

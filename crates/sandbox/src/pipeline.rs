@@ -210,21 +210,6 @@ fn number(v: u64) -> HeaderValue {
         .unwrap_or_else(|| HeaderValue::from(v))
 }
 
-/// Which service a path belongs to, and the rest of the path.
-pub(crate) fn route(path: &str) -> Option<(ServiceId, &str)> {
-    ServiceId::ALL.into_iter().find_map(|id| {
-        let prefix = match id {
-            ServiceId::Wb => "/wb",
-            ServiceId::B24 => "/b24",
-            ServiceId::Apify => "/apify",
-            ServiceId::Ozon => "/ozon",
-            _ => return None,
-        };
-        let rest = path.strip_prefix(prefix)?;
-        (rest.is_empty() || rest.starts_with('/')).then_some((id, rest))
-    })
-}
-
 /// Answers one request of service `id` and counts it: by limit group, status, rejection and
 /// scenario. Every request is logged at debug level (`RUST_LOG=apistend_sandbox=debug`) with its
 /// request id: the caller's `X-Request-Id`, or the id of its error body.
