@@ -8,8 +8,8 @@ use apistend_limiter::Quota;
 
 use crate::error::CatalogError;
 use crate::model::{
-    BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile, LimitGroup, Method,
-    Operation, Rejection, Service, ServiceId,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
+    LimitGroup, Method, Operation, Rejection, Service, ServiceId,
 };
 
 fn class(id: &str, label: &str, per_second: u32) -> Result<LimitGroup, CatalogError> {
@@ -115,6 +115,7 @@ pub(crate) fn service() -> Result<Service, CatalogError> {
         fallback_groups: vec![0],
         operating_budget: None,
         batch_max: None,
+        answers: AnswerSource::ApifyResources,
         hosts: Vec::new(),
     })
 }

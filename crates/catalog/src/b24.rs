@@ -5,8 +5,8 @@ use apistend_limiter::Quota;
 
 use crate::error::CatalogError;
 use crate::model::{
-    BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile, LimitGroup, Method,
-    OperatingBudget, Operation, Rejection, Service, ServiceId,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
+    LimitGroup, Method, OperatingBudget, Operation, Rejection, Service, ServiceId,
 };
 
 /// The one rate-limit group of Bitrix24.
@@ -109,6 +109,7 @@ pub(crate) fn service() -> Result<Service, CatalogError> {
             window_secs: 600,
         }),
         batch_max: Some(50),
+        answers: AnswerSource::B24Methods,
         hosts: Vec::new(),
     })
 }

@@ -30,8 +30,8 @@ pub use b24::{B24_GROUP, B24_METHODS, B24Plan};
 pub use error::CatalogError;
 pub use export::CatalogRow;
 pub use model::{
-    BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile, LimitGroup, Method,
-    OperatingBudget, Operation, Rejection, Service, ServiceId, short_host,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
+    LimitGroup, Method, OperatingBudget, Operation, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use render::{ErrorAnswer, ErrorContext, ErrorKind, RateHeaders, X_APISTEND_RETRY_AFTER};

@@ -240,6 +240,21 @@ pub struct Rejection {
     pub style: ErrorStyle,
 }
 
+/// Where a service's successful answers come from: an algorithm of the sandbox, named by the
+/// definition (the sandbox has one implementation per source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AnswerSource {
+    /// The examples and schemas of the service's OpenAPI descriptions (WB), when loaded.
+    OpenApiExamples,
+    /// Bitrix24's REST methods, with `batch`.
+    B24Methods,
+    /// Apify's resources (actors, runs, datasets, key-value stores).
+    ApifyResources,
+    /// Ozon's product and warehouse answers.
+    OzonFixtures,
+}
+
 impl ErrorStyle {
     /// The error code its rate-limit body carries, for styles whose rejection status is not 429
     /// alone (Bitrix24's 503 is also its plain server error).
@@ -335,6 +350,8 @@ pub struct Service {
     pub operating_budget: Option<OperatingBudget>,
     /// Bitrix24's most nested calls per `batch`.
     pub batch_max: Option<u32>,
+    /// Where its successful answers come from.
+    pub answers: AnswerSource,
     /// The hosts of the real service, for services with several (WB), short names first: the
     /// sandbox accepts `/{prefix}/{short}/…` as the base URL of that host.
     pub hosts: Vec<String>,

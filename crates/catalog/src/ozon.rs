@@ -8,8 +8,8 @@ use apistend_limiter::Quota;
 
 use crate::error::CatalogError;
 use crate::model::{
-    BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile, LimitGroup, Method,
-    Operation, Rejection, Service, ServiceId,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
+    LimitGroup, Method, Operation, Rejection, Service, ServiceId,
 };
 
 fn group(id: &str, label: &str, count: u32, period: Duration) -> Result<LimitGroup, CatalogError> {
@@ -82,6 +82,7 @@ pub(crate) fn service() -> Result<Service, CatalogError> {
         fallback_groups: vec![0],
         operating_budget: None,
         batch_max: None,
+        answers: AnswerSource::OzonFixtures,
         hosts: Vec::new(),
     })
 }

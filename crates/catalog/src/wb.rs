@@ -8,8 +8,8 @@ use apistend_limiter::Quota;
 
 use crate::error::CatalogError;
 use crate::model::{
-    BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile, LimitGroup, Method,
-    Operation, Rejection, Service, ServiceId, short_host,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
+    LimitGroup, Method, Operation, Rejection, Service, ServiceId, short_host,
 };
 use crate::wb_import::WbCatalogFile;
 
@@ -115,6 +115,7 @@ pub(crate) fn service(file: &WbCatalogFile) -> Result<Service, CatalogError> {
         fallback_groups: vec![fallback],
         operating_budget: None,
         batch_max: None,
+        answers: AnswerSource::OpenApiExamples,
         hosts,
     })
 }

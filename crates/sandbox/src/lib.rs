@@ -165,7 +165,10 @@ pub(crate) struct AppState {
     pub(crate) catalog: Catalog,
     pub(crate) store: Store,
     pub(crate) tenants: Tenants,
-    pub(crate) specs: Option<WbSpecs>,
+    /// Each service's answer source, as its definition names it.
+    pub(crate) answers: Vec<(ServiceId, Box<dyn services::source::Answers>)>,
+    /// WB operations answered from specs (0 without `--wb-openapi`).
+    pub(crate) spec_operations: usize,
     pub(crate) operating: Option<operating::Operating>,
     pub(crate) limits: Limits,
     pub(crate) admin_limiter: MemoryStore,
@@ -262,11 +265,23 @@ impl Sandbox {
             .find_map(|s| s.operating_budget)
             .map(operating::Operating::new);
         let metrics = metrics::Metrics::new(&catalog);
+        let spec_operations = specs.as_ref().map_or(0, WbSpecs::len);
+        let answers = catalog
+            .services()
+            .iter()
+            .map(|s| {
+                let specs = (s.answers == apistend_catalog::AnswerSource::OpenApiExamples)
+                    .then(|| specs.clone())
+                    .flatten();
+                (s.id, services::source::of(s.answers, specs))
+            })
+            .collect();
         let state = AppState {
             catalog,
             store,
             tenants,
-            specs,
+            spec_operations,
+            answers,
             operating,
             limits: Limits {
                 max_delay_ms: config.max_delay_ms,
@@ -306,7 +321,7 @@ impl Sandbox {
 
     /// Number of WB operations answered from specs (0 without `--wb-openapi`).
     pub fn spec_operations(&self) -> usize {
-        self.state.specs.as_ref().map_or(0, WbSpecs::len)
+        self.state.spec_operations
     }
 
     /// The HTTP router.

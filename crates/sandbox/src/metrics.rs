@@ -36,21 +36,18 @@ pub(crate) struct Metrics {
     /// Per service: per group: the sum of fills, in millionths.
     fill_sum: Vec<Vec<AtomicU64>>,
     store_errors: AtomicU64,
+    /// The catalog's services, in its order (the first index of every table above).
+    service_ids: Vec<ServiceId>,
     group_ids: Vec<Vec<String>>,
 }
 
 impl Metrics {
     pub(crate) fn new(catalog: &Catalog) -> Self {
-        let group_ids: Vec<Vec<String>> = ServiceId::ALL
+        let service_ids: Vec<ServiceId> = catalog.services().iter().map(|s| s.id).collect();
+        let group_ids: Vec<Vec<String>> = catalog
+            .services()
             .iter()
-            .map(|id| {
-                catalog
-                    .service(*id)
-                    .groups
-                    .iter()
-                    .map(|g| g.id.clone())
-                    .collect()
-            })
+            .map(|s| s.groups.iter().map(|g| g.id.clone()).collect())
             .collect();
         // One cell per service and group (and per status, scenario or fill bound within).
         let per_group = || -> Vec<Vec<AtomicU64>> {
@@ -78,16 +75,17 @@ impl Metrics {
             fill: arrays(&group_ids),
             fill_sum: per_group(),
             store_errors: AtomicU64::new(0),
+            service_ids,
             group_ids,
         }
     }
 
-    fn svc(id: ServiceId) -> usize {
-        ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0)
+    fn svc(&self, id: ServiceId) -> usize {
+        self.service_ids.iter().position(|s| *s == id).unwrap_or(0)
     }
 
     pub(crate) fn request(&self, id: ServiceId, group: usize, status: u16, rate_limited: bool) {
-        let s = Self::svc(id);
+        let s = self.svc(id);
         if let Some(slot) = self
             .requests
             .get(s)
@@ -103,7 +101,7 @@ impl Metrics {
 
     pub(crate) fn scenario(&self, id: ServiceId, name: &str) {
         if let (Some(row), Some(i)) = (
-            self.scenarios.get(Self::svc(id)),
+            self.scenarios.get(self.svc(id)),
             SCENARIOS.iter().position(|(n, _)| *n == name),
         ) && let Some(c) = row.get(i)
         {
@@ -113,7 +111,7 @@ impl Metrics {
 
     /// Records how full the bucket of `group` was left by a request.
     pub(crate) fn fill(&self, id: ServiceId, group: usize, remaining: u32, limit: u32) {
-        let s = Self::svc(id);
+        let s = self.svc(id);
         let share = f64::from(remaining.min(limit)) / f64::from(limit.max(1));
         let slot = FILL_BOUNDS
             .iter()
@@ -151,7 +149,7 @@ impl Metrics {
             "apistend_requests_total",
             "Requests answered, by service, limit group and status.",
         );
-        for (s, id) in ServiceId::ALL.iter().enumerate() {
+        for (s, id) in self.service_ids.iter().enumerate() {
             for (g, statuses) in self.requests.get(s).into_iter().flatten().enumerate() {
                 for (i, c) in statuses.iter().enumerate() {
                     let status = STATUSES
@@ -175,7 +173,7 @@ impl Metrics {
             "apistend_rate_limited_total",
             "Requests refused by an empty bucket (and rate_limit scenarios).",
         );
-        for (s, id) in ServiceId::ALL.iter().enumerate() {
+        for (s, id) in self.service_ids.iter().enumerate() {
             for (g, c) in self.rejections.get(s).into_iter().flatten().enumerate() {
                 sample(
                     &mut out,
@@ -190,7 +188,7 @@ impl Metrics {
             "apistend_scenarios_total",
             "Scenarios answered: asked for with X-Mock-Scenario, or drawn from a sandbox's default scenario.",
         );
-        for (s, id) in ServiceId::ALL.iter().enumerate() {
+        for (s, id) in self.service_ids.iter().enumerate() {
             for (i, c) in self.scenarios.get(s).into_iter().flatten().enumerate() {
                 let name = SCENARIOS.get(i).map_or("", |(n, _)| n);
                 sample(
@@ -205,7 +203,7 @@ impl Metrics {
             out,
             "# HELP apistend_bucket_fill_ratio Share of the bucket left after each request, by service and limit group.\n# TYPE apistend_bucket_fill_ratio histogram"
         );
-        for (s, id) in ServiceId::ALL.iter().enumerate() {
+        for (s, id) in self.service_ids.iter().enumerate() {
             for (g, slots) in self.fill.get(s).into_iter().flatten().enumerate() {
                 let counts: Vec<u64> = slots.iter().map(|c| c.load(Ordering::Relaxed)).collect();
                 let total: u64 = counts.iter().sum();

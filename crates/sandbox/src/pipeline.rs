@@ -479,16 +479,11 @@ fn success(
     let Some(op) = resolved.operation else {
         return Answer::error(service, &ErrorKind::NotFound, &ctx());
     };
-    let result: Option<Result<Success, Refusal>> = match service.id {
-        ServiceId::Wb => Some(services::wb::answer(state.specs.as_ref(), op, call)),
-        ServiceId::B24 => call
-            .b24_method
-            .as_deref()
-            .and_then(|m| services::b24::answer(m, call, service.batch_max.unwrap_or(50))),
-        ServiceId::Apify => Some(Ok(services::apify::answer(op, call))),
-        ServiceId::Ozon => Some(Ok(services::ozon::answer(op))),
-        _ => None,
-    };
+    let result: Option<Result<Success, Refusal>> = state
+        .answers
+        .iter()
+        .find(|(id, _)| *id == service.id)
+        .and_then(|(_, source)| source.answer(service, op, call));
     let content_type = service.rejection.content_type;
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),

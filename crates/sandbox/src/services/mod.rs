@@ -4,6 +4,7 @@
 pub(crate) mod apify;
 pub(crate) mod b24;
 pub(crate) mod ozon;
+pub(crate) mod source;
 pub(crate) mod wb;
 
 /// A successful answer.

@@ -1,0 +1,78 @@
+//! Answer sources: one implementation per [`AnswerSource`] a definition can name. The pipeline
+//! asks the source of the request's service and never branches on the service itself.
+
+use apistend_catalog::{AnswerSource, Operation, Service};
+
+use super::wb::WbSpecs;
+use super::{Refusal, Success, apify, b24, ozon, wb};
+use crate::call::Call;
+
+/// What a successful call of an operation returns.
+pub(crate) trait Answers: Send + Sync {
+    /// The answer of `op` for `call`; `None` for an operation this source does not know (the
+    /// service's 404).
+    fn answer(
+        &self,
+        service: &Service,
+        op: &Operation,
+        call: &Call,
+    ) -> Option<Result<Success, Refusal>>;
+}
+
+/// The implementation of `source`; `specs` feeds [`AnswerSource::OpenApiExamples`].
+pub(crate) fn of(source: AnswerSource, specs: Option<WbSpecs>) -> Box<dyn Answers> {
+    match source {
+        AnswerSource::OpenApiExamples => Box::new(OpenApi(specs)),
+        AnswerSource::B24Methods => Box::new(B24Methods),
+        AnswerSource::ApifyResources => Box::new(ApifyResources),
+        AnswerSource::OzonFixtures => Box::new(OzonFixtures),
+        _ => Box::new(Nothing),
+    }
+}
+
+struct OpenApi(Option<WbSpecs>);
+
+impl Answers for OpenApi {
+    fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
+        Some(wb::answer(self.0.as_ref(), op, call))
+    }
+}
+
+struct B24Methods;
+
+impl Answers for B24Methods {
+    fn answer(
+        &self,
+        service: &Service,
+        _: &Operation,
+        call: &Call,
+    ) -> Option<Result<Success, Refusal>> {
+        let method = call.b24_method.as_deref()?;
+        b24::answer(method, call, service.batch_max.unwrap_or(50))
+    }
+}
+
+struct ApifyResources;
+
+impl Answers for ApifyResources {
+    fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
+        Some(Ok(apify::answer(op, call)))
+    }
+}
+
+struct OzonFixtures;
+
+impl Answers for OzonFixtures {
+    fn answer(&self, _: &Service, op: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
+        Some(Ok(ozon::answer(op)))
+    }
+}
+
+/// A source this build does not implement: every operation is the service's 404.
+struct Nothing;
+
+impl Answers for Nothing {
+    fn answer(&self, _: &Service, _: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
+        None
+    }
+}
