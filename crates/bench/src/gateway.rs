@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
+use apistend_testkit::RedisServer;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -139,7 +140,7 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
     let data = tempfile::tempdir()?;
     let redis = match config.backing {
         Backing::Memory => None,
-        Backing::Redis => Some(RedisProcess::start(core)?),
+        Backing::Redis => Some(start_redis(core)?),
     };
     let token = format!(
         "bench-{:032x}",
@@ -312,56 +313,19 @@ fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
     })
 }
 
-/// A `redis-server` for the Redis-backed run: no persistence, pinned with the sandbox.
-#[derive(Debug)]
-struct RedisProcess {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl RedisProcess {
-    fn start(core: Option<usize>) -> anyhow::Result<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let child = pinned(std::path::Path::new("redis-server"), core)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .context("starting redis-server (apt-get install redis-server)")?;
-        let me = Self { child, port };
-        for _ in 0..100 {
-            let pong = Command::new("redis-cli")
-                .args(["-p", &port.to_string(), "PING"])
-                .output()
-                .is_ok_and(|o| o.stdout.starts_with(b"PONG"));
-            if pong {
-                return Ok(me);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        bail!("redis-server did not answer on port {port}")
+/// A `redis-server` for the Redis-backed run (testkit's: no persistence, a free port), moved
+/// onto the sandbox's core.
+fn start_redis(core: Option<usize>) -> anyhow::Result<RedisServer> {
+    let redis = RedisServer::start("bench-gateway --backing redis")
+        .context("redis-server is not installed (apt-get install redis-server redis-tools)")?;
+    if let (Some(core), Some(pid)) = (core, redis.pid()) {
+        let pinned = Command::new("taskset")
+            .args(["-a", "-cp", &core.to_string(), &pid.to_string()])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ensure!(pinned, "could not pin redis-server to core {core}");
     }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for RedisProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Ok(redis)
 }
 
 /// The report as a table, for people.

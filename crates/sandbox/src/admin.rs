@@ -247,12 +247,13 @@ async fn shared(state: &AppState, req: Request, next: Next) -> Response<Body> {
     let Some(sync) = &state.sync else {
         return next.run(req).await;
     };
-    if !matches!(*req.method(), http::Method::GET | http::Method::HEAD) {
+    let writes = !matches!(*req.method(), http::Method::GET | http::Method::HEAD);
+    if writes {
         sync.pull(&state.tenants).await;
     }
-    let before = state.tenants.changes();
     let resp = next.run(req).await;
-    if state.tenants.changes() != before {
+    if writes {
+        // Shares what this request changed, if anything (nothing to share is no Redis call).
         sync.publish(&state.tenants).await;
     }
     resp

@@ -35,6 +35,8 @@ use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
@@ -42,6 +44,9 @@ pub use services::wb::WbSpecs;
 pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, SettingsRecord, Tenants, new_key,
 };
+
+/// The longest `X-Mock-Delay` accepted by default, in milliseconds.
+pub(crate) const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
 
 /// How the sandbox runs. Parsed and validated once, then passed by value.
 #[derive(Debug, Clone)]
@@ -84,7 +89,7 @@ impl SandboxConfig {
             wb_openapi: None,
             redis: None,
             overrides: Overrides::default(),
-            max_delay_ms: 60_000,
+            max_delay_ms: DEFAULT_MAX_DELAY_MS,
             max_timeout_ms: 30_000,
             max_body_bytes: 1 << 20,
             admin_token: None,
@@ -373,20 +378,27 @@ impl Sandbox {
             let phase = Arc::new(transport::Phase::default());
             let io = transport::TimedIo::new(stream, Arc::clone(&phase), timeouts);
             let (admin, state) = (admin.clone(), Arc::clone(&state));
+            // An emulated request clones the state and the phase (marked answered when the
+            // answer is ready), not the management router.
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let (admin, state, phase) = (admin.clone(), Arc::clone(&state), Arc::clone(&phase));
-                async move {
-                    phase.busy();
-                    let resp = if req.uri().path().starts_with("/api/") {
+                phase.busy();
+                let done = Arc::clone(&phase);
+                let answered = move |resp| {
+                    done.answered();
+                    resp
+                };
+                if req.uri().path().starts_with("/api/") {
+                    let admin = admin.clone();
+                    let fut = async move {
                         match admin::buffer_body(req, limits).await {
                             Ok(req) => hyper::service::Service::call(&admin, req).await,
                             Err(early) => Ok(early),
                         }
-                    } else {
-                        Ok(dispatch(State(state), req.map(Body::new)).await)
                     };
-                    phase.answered();
-                    resp
+                    Either::Left(fut.map(answered))
+                } else {
+                    let fut = dispatch(State(Arc::clone(&state)), req.map(Body::new));
+                    Either::Right(fut.map(move |resp| answered(Ok(resp))))
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()

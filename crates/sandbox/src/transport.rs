@@ -5,8 +5,8 @@
 //! hyper's own `header_read_timeout` starts when the connection waits for the next request, so
 //! it also cuts idle keep-alive connections — pooled clients (aiohttp keeps them 15 s,
 //! urllib3 indefinitely) then fail on their next request. Here the IO knows when a request's
-//! first bytes arrive, and the service tells it when a request is being answered and when it
-//! was answered.
+//! first bytes arrive, and the service tells it when a request is being answered and when its
+//! answer is ready. (A flush is no such sign: hyper flushes while it still reads a body.)
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -148,7 +148,15 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for TimedIo<I> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        let flushed = Pin::new(&mut self.io).poll_flush(cx);
+        // hyper flushes after writing an answer: the request was answered.
+        if flushed.is_ready() {
+            let _ =
+                self.phase
+                    .0
+                    .compare_exchange(BUSY, ANSWERED, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        flushed
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {

@@ -236,15 +236,11 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     assert_eq!(r.status(), 200);
     let mut adopted = false;
     for _ in 0..100 {
-        let v: serde_json::Value = c
-            .get(format!("{}/api/v1/sandboxes/{id}", b.base))
-            .bearer_auth("shared-admin-token-01")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let v = support::json(
+            c.get(format!("{}/api/v1/sandboxes/{id}", b.base))
+                .bearer_auth("shared-admin-token-01"),
+        )
+        .await;
         if v["limits"].as_array().is_some_and(|l| !l.is_empty()) {
             adopted = true;
             break;
@@ -309,29 +305,17 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
 }
 
 async fn create(c: &reqwest::Client, base: &str, name: &str) -> String {
-    let v: serde_json::Value = c
-        .post(format!("{base}/api/v1/sandboxes"))
-        .bearer_auth(ADMIN)
-        .json(&serde_json::json!({"name": name}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = support::json(
+        c.post(format!("{base}/api/v1/sandboxes"))
+            .bearer_auth(ADMIN)
+            .json(&serde_json::json!({"name": name})),
+    )
+    .await;
     v["id"].as_str().unwrap().to_owned()
 }
 
 async fn list(c: &reqwest::Client, base: &str) -> Vec<serde_json::Value> {
-    let v: serde_json::Value = c
-        .get(format!("{base}/api/v1/sandboxes"))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = support::json(c.get(format!("{base}/api/v1/sandboxes")).bearer_auth(ADMIN)).await;
     v.as_array().unwrap().clone()
 }
 

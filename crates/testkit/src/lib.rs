@@ -122,6 +122,11 @@ impl RedisServer {
         wait_for(self.port);
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// The server's port.
     pub fn port(&self) -> u16 {
         self.port

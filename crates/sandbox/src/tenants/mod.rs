@@ -88,7 +88,6 @@ impl Shared {
 pub(crate) struct WeakTenants {
     index: std::sync::Weak<RwLock<Index>>,
     dir: Option<std::sync::Weak<DataDir>>,
-    changes: Arc<AtomicU64>,
     dirty: Arc<Mutex<HashSet<Touched>>>,
     clock: Arc<AtomicU64>,
 }
@@ -98,8 +97,6 @@ pub(crate) struct WeakTenants {
 pub struct Tenants {
     index: Arc<RwLock<Index>>,
     dir: Option<Arc<DataDir>>,
-    /// Changes made here (not adopted from other instances), for sharing them.
-    changes: Arc<AtomicU64>,
     /// What changed here and is not yet known to be shared.
     dirty: Arc<Mutex<HashSet<Touched>>>,
     /// The highest revision seen (a Lamport clock over microseconds since the epoch).
@@ -121,7 +118,7 @@ impl Tenants {
     /// # Errors
     /// As [`open_with`](Self::open_with).
     pub fn open(dir: &Path) -> Result<Self, SandboxError> {
-        Self::open_with(dir, crate::SandboxConfig::new(dir).max_delay_ms)
+        Self::open_with(dir, crate::DEFAULT_MAX_DELAY_MS)
     }
 
     /// Takes the data directory `dir` and loads its data file, checking latencies against
@@ -145,7 +142,6 @@ impl Tenants {
         Ok(Self {
             index: Arc::new(RwLock::new(Index::rebuild(data, &HashMap::new()))),
             dir: Some(Arc::new(dir)),
-            changes: Arc::default(),
             dirty: Arc::default(),
             clock: Arc::new(AtomicU64::new(clock)),
         })
@@ -156,7 +152,6 @@ impl Tenants {
         Self {
             index: Arc::default(),
             dir: None,
-            changes: Arc::default(),
             dirty: Arc::default(),
             clock: Arc::default(),
         }
@@ -168,7 +163,6 @@ impl Tenants {
         WeakTenants {
             index: Arc::downgrade(&self.index),
             dir: self.dir.as_ref().map(Arc::downgrade),
-            changes: Arc::clone(&self.changes),
             dirty: Arc::clone(&self.dirty),
             clock: Arc::clone(&self.clock),
         }
@@ -183,7 +177,6 @@ impl Tenants {
         Some(Self {
             index: w.index.upgrade()?,
             dir,
-            changes: Arc::clone(&w.changes),
             dirty: Arc::clone(&w.dirty),
             clock: Arc::clone(&w.clock),
         })
@@ -195,11 +188,6 @@ impl Tenants {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Index> {
         self.index.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// How many changes were made here since start.
-    pub(crate) fn changes(&self) -> u64 {
-        self.changes.load(Ordering::Relaxed)
     }
 
     /// The view of sandbox `id` (for the management API; requests get it with their principal).
@@ -504,7 +492,6 @@ impl Tenants {
         self.persist(&data)?;
         *index = Index::rebuild(data, &index.views);
         drop(index);
-        self.changes.fetch_add(1, Ordering::Relaxed);
         self.dirty
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -88,6 +88,11 @@ pub async fn start_in(
     }
 }
 
+/// Sends `r` and reads its answer as JSON.
+pub async fn json(r: reqwest::RequestBuilder) -> serde_json::Value {
+    r.send().await.unwrap().json().await.unwrap()
+}
+
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .pool_max_idle_per_host(64)
