@@ -7,6 +7,12 @@ pub enum SandboxError {
     /// The data directory or file.
     #[error("data: {0}")]
     Data(String),
+    /// No sandbox has this id.
+    #[error("no sandbox {id:?}")]
+    NoSandbox {
+        /// The id asked for.
+        id: String,
+    },
     /// Another process holds the data directory.
     #[error("data directory {} in use by PID {pid} (one process per data directory; stop it or pick another --data)", dir.display())]
     DataDirInUse {

@@ -464,7 +464,7 @@ impl Tenants {
                 .collect();
             let taken = |k: &str| used.contains(k);
             let Some(s) = data.sandboxes.iter_mut().find(|s| s.id == id) else {
-                return Err(SandboxError::Config(format!("no sandbox {id:?}")));
+                return Err(SandboxError::NoSandbox { id: id.to_owned() });
             };
             let out = f(s, &taken)?;
             if out.is_some() {

@@ -219,3 +219,23 @@ fn a_version_one_file_keeps_its_token_working_as_a_hash() {
     let text = std::fs::read_to_string(dir.path().join(DATA_FILE)).unwrap();
     assert!(!text.contains("adm_0123456789abcdef0123"));
 }
+
+#[test]
+fn a_change_to_a_missing_sandbox_is_its_own_kind_of_error() {
+    // The management API answers it 404 from the change itself: no existence check before it
+    // that a deletion in between could make wrong.
+    let t = Tenants::in_memory();
+    let s = t.create("x").unwrap();
+    assert!(t.delete(&s.id).unwrap());
+    for err in [
+        t.add_key(&s.id, "k-after-delete").unwrap_err(),
+        t.add_app(&s.id).unwrap_err(),
+        t.set_settings(&s.id, SettingsRecord::default())
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, SandboxError::NoSandbox { ref id } if *id == s.id),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! Who may use the management API, how often, and sharing what it changed.
+
+use std::sync::Arc;
+
+use apistend_limiter::Quota;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use http::{HeaderValue, Response, StatusCode};
+
+use super::problem::problem;
+use crate::AppState;
+
+/// The admin API's own bucket: 50 requests at once, 20 per second.
+const ADMIN_BURST: u32 = 50;
+const ADMIN_PER_SECOND: u32 = 20;
+
+/// The admin API's quota.
+pub(crate) fn admin_quota() -> Result<Quota, apistend_limiter::QuotaError> {
+    Quota::leaky_bucket(ADMIN_BURST, ADMIN_PER_SECOND)
+}
+
+/// Whether `req` carries the admin token (`Authorization: Bearer TOKEN`).
+pub(crate) fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
+    let Some(v) = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let token = v
+        .strip_prefix("Bearer ")
+        .or_else(|| v.strip_prefix("bearer "))
+        .unwrap_or("");
+    state.tenants.admin_matches(token)
+}
+
+/// Runs a management request in step with the other instances on the same Redis, if any: a
+/// request that may write first adopts their latest state (so that its change is made on top of
+/// theirs, not lost), and a request that did change the sandboxes shares the result.
+async fn shared(state: &AppState, req: Request, next: Next) -> Response<Body> {
+    let Some(sync) = &state.sync else {
+        return next.run(req).await;
+    };
+    let writes = !matches!(*req.method(), http::Method::GET | http::Method::HEAD);
+    if writes {
+        sync.pull(&state.tenants).await;
+    }
+    let resp = next.run(req).await;
+    if writes {
+        // Shares what this request changed, if anything (nothing to share is no Redis call).
+        sync.publish(&state.tenants).await;
+    }
+    resp
+}
+
+pub(super) async fn guard(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response<Body> {
+    if !authorized(&state, req.headers()) {
+        return problem(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized",
+            "send the admin token as `Authorization: Bearer TOKEN`",
+        );
+    }
+    let quota = state.admin_quota;
+    let d = state
+        .admin_limiter
+        .acquire("admin", &quota, 1)
+        .unwrap_or_else(|_| state.admin_limiter.peek("admin", &quota));
+    let policy = format!(
+        "\"admin\";q={ADMIN_BURST};w={}",
+        quota.span().as_secs().max(1)
+    );
+    let mut resp = if d.allowed {
+        shared(&state, req, next).await
+    } else {
+        let mut r = problem(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too Many Requests",
+            "the management API's own rate limit; see RateLimit-Policy",
+        );
+        r.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            HeaderValue::from(d.retry_after_secs().max(1)),
+        );
+        r
+    };
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        h.insert("ratelimit-policy", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "\"admin\";r={};t={}",
+        d.remaining,
+        d.reset_after_secs()
+    )) {
+        h.insert("ratelimit", v);
+    }
+    resp
+}
