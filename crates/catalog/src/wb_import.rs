@@ -729,3 +729,27 @@ mod tests {
         );
     }
 }
+
+/// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (`--cfg fuzzing`).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::{Importer, Value};
+
+    /// Imports one spec file's text as the importer reads a file (YAML, then every operation's
+    /// limit block).
+    pub fn import_yaml(text: &str) {
+        let Ok(doc) = yaml_serde::from_str::<Value>(text) else {
+            return;
+        };
+        let mut importer = Importer::default();
+        importer.file("fuzz.yaml", &doc);
+        let _ = importer.finish();
+    }
+
+    /// Parses one limit block (`Лимит … | … | …`) as it stands in an operation's description.
+    pub fn limit_block(text: &str) {
+        let mut cost = std::collections::BTreeMap::new();
+        let _ = super::parse_block(text, &mut cost);
+    }
+}

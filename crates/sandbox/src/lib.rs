@@ -45,6 +45,16 @@ pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, SettingsRecord, Tenants, new_key,
 };
 
+/// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (`--cfg fuzzing`).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// A data file's or a shared record's bytes, read and checked as the sandbox reads them.
+    pub fn tenant_state(bytes: &[u8]) {
+        crate::tenants::fuzz_read(bytes);
+    }
+}
+
 /// The longest `X-Mock-Delay` accepted by default, in milliseconds.
 pub(crate) const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
 

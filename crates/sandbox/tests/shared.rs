@@ -333,13 +333,13 @@ const ADMIN: &str = "shared-admin-token-01";
 
 /// Polls `check` until it holds (instances follow each other every 250 ms).
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    for _ in 0..60 {
+    for _ in 0..150 {
         if check().await {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{what} did not happen within 6 s");
+    panic!("{what} did not happen within 15 s");
 }
 
 /// The repro: two instances, Redis killed and started again empty, then a sandbox
@@ -409,4 +409,64 @@ async fn a_redis_that_restarts_empty_loses_no_sandbox() {
         names(&c, &a.base).await.len() == 12
     })
     .await;
+}
+
+/// The master holding the shared tenant state fails over to its replica: every sandbox stays on
+/// both instances, and the ones created during and after the failover reach both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_failover_loses_no_sandbox() {
+    let Some(mut cluster) =
+        RedisCluster::start_with_replicas("a_cluster_failover_loses_no_sandbox", 1)
+    else {
+        return;
+    };
+    let url = cluster.url();
+    let tune =
+        |c: apistend_sandbox::SandboxConfig| c.with_redis(url.clone()).with_admin_token(ADMIN);
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    for i in 0..3 {
+        create(&c, &a.base, &format!("a-{i}")).await;
+        create(&c, &b.base, &format!("b-{i}")).await;
+    }
+    eventually("both instances see 6 sandboxes and the demo", async || {
+        names(&c, &a.base).await.len() == 7 && names(&c, &b.base).await.len() == 7
+    })
+    .await;
+    // The master that holds the `{tenants}` slot, once its replica has everything.
+    let master = cluster
+        .nodes()
+        .iter()
+        .position(|n| {
+            n.cli(&["ROLE"]).starts_with("master")
+                && n.cli(&["EXISTS", "apistend:{tenants}:seq"]) == "1"
+        })
+        .expect("a master holds the tenant state");
+    assert_eq!(cluster.nodes()[master].cli(&["WAIT", "1", "5000"]), "1");
+    cluster.nodes_mut()[master].stop();
+    create(&c, &a.base, "during-a").await;
+    // Wait for the replica to take over (cluster-node-timeout 2 s).
+    let survivor = cluster
+        .nodes()
+        .iter()
+        .position(|n| n.port() != cluster.nodes()[master].port())
+        .unwrap();
+    eventually("the cluster is ok again", async || {
+        cluster.nodes()[survivor]
+            .cli(&["CLUSTER", "INFO"])
+            .contains("cluster_state:ok")
+    })
+    .await;
+    create(&c, &b.base, "after-b").await;
+    eventually("every sandbox on both instances", async || {
+        let (na, nb) = (names(&c, &a.base).await, names(&c, &b.base).await);
+        na.len() == 9 && na == nb
+    })
+    .await;
+    let na = names(&c, &a.base).await;
+    assert!(
+        na.contains(&"during-a".to_owned()) && na.contains(&"after-b".to_owned()),
+        "{na:?}"
+    );
 }

@@ -191,7 +191,7 @@ fn wait_for(port: u16) {
     panic!("redis-server on port {port} did not come up within 10 s");
 }
 
-/// A 3-master Redis Cluster without replicas.
+/// A 3-master Redis Cluster, without replicas or with some per master.
 #[derive(Debug)]
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
@@ -200,11 +200,17 @@ pub struct RedisCluster {
 impl RedisCluster {
     /// Starts three cluster-enabled servers and joins them, or `None` outside CI without Redis.
     pub fn start(test: &str) -> Option<Self> {
+        Self::start_with_replicas(test, 0)
+    }
+
+    /// Starts three masters with `replicas` replicas each (so a master can fail over), or
+    /// `None` outside CI without Redis.
+    pub fn start_with_replicas(test: &str, replicas: usize) -> Option<Self> {
         if !redis_available(test) {
             return None;
         }
         let mut nodes: Vec<RedisServer> = Vec::new();
-        while nodes.len() < 3 {
+        while nodes.len() < 3 * (1 + replicas) {
             let port = free_port();
             if nodes.iter().all(|n| n.port.abs_diff(port) > 0) {
                 nodes.push(RedisServer::spawn(port, true));
@@ -218,7 +224,7 @@ impl RedisCluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .output()
             .expect("redis-cli --cluster create runs");
         assert!(
@@ -257,6 +263,11 @@ impl RedisCluster {
     /// The nodes.
     pub fn nodes(&self) -> &[RedisServer] {
         &self.nodes
+    }
+
+    /// The nodes, to stop one.
+    pub fn nodes_mut(&mut self) -> &mut [RedisServer] {
+        &mut self.nodes
     }
 }
 

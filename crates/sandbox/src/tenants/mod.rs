@@ -659,5 +659,18 @@ pub fn new_key() -> Result<String, SandboxError> {
     secret::token("ak")
 }
 
+/// Reads untrusted tenant state as a start (a data file) or a merge (a shared record) reads it.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_read(bytes: &[u8]) {
+    if let Ok(data) = serde_json::from_slice::<DataFile>(bytes) {
+        let _ = data.check(crate::DEFAULT_MAX_DELAY_MS);
+        let _ = Index::rebuild(data, &HashMap::new());
+    }
+    if let Ok(record) = serde_json::from_slice::<Shared>(bytes) {
+        let t = Tenants::in_memory();
+        let _ = t.merge(vec![record]);
+    }
+}
+
 #[cfg(test)]
 mod tests;
