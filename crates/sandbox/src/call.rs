@@ -105,7 +105,8 @@ impl Call {
         }
     }
 
-    /// `/{short host}/rest…` → the host and `/rest…`, for a service with several hosts.
+    /// `/{short host}/…` (`/content-api/content/v2/…`) → that host and the path after it, for a
+    /// service with several hosts.
     fn strip_host(&mut self, service: &Service) {
         let first = self
             .path
