@@ -13,7 +13,8 @@ fn bench(c: &mut Criterion) {
     let catalog = Catalog::builtin().unwrap();
     // Every WB operation, with its parameters filled in as a client would.
     let requests: Vec<(Method, String)> = catalog
-        .service(ServiceId::Wb)
+        .service(ServiceId::WB)
+        .unwrap()
         .operations
         .iter()
         .map(|op| {
@@ -34,7 +35,8 @@ fn bench(c: &mut Criterion) {
             for (m, p) in &requests {
                 black_box(
                     catalog
-                        .resolve(ServiceId::Wb, *m, black_box(p), None)
+                        .resolve(ServiceId::WB, *m, black_box(p), None)
+                        .unwrap()
                         .operation
                         .is_some(),
                 );

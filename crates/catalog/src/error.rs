@@ -4,9 +4,26 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CatalogError {
-    /// A service id that is not `wb`, `b24`, `apify` or `ozon`.
-    #[error("unknown service {0:?}; expected one of wb, b24, apify, ozon")]
-    UnknownService(String),
+    /// A service id the catalog has no definition for.
+    #[error("unknown service {id:?}; the services are {known}")]
+    UnknownService {
+        /// The id asked for.
+        id: String,
+        /// The ids there are, comma-separated.
+        known: String,
+    },
+    /// A service definition that does not parse or validate.
+    #[error("{file}:{line}: {field}{sep}{reason}", sep = if field.is_empty() { "" } else { ": " })]
+    Definition {
+        /// The file.
+        file: String,
+        /// Its line (1-based; 0 when the file could not be read).
+        line: usize,
+        /// The field, as a path (`groups[2].quota`); empty when the parser names it in `reason`.
+        field: String,
+        /// What is wrong and what is allowed.
+        reason: String,
+    },
     /// A group id the service does not have.
     #[error(
         "service {service} has no limit group {group:?}; `apistend catalog --service {service}` lists them"

@@ -1,42 +1,43 @@
-//! The services APIStend emulates — Wildberries, Bitrix24, Apify, Ozon — and how each limits
-//! requests, as data. The sandbox and the client resolve limits here and nowhere else.
+//! The services APIStend emulates — Wildberries, Bitrix24, Apify, Ozon, and any a user defines —
+//! and how each limits requests, as data: one definition file per service (`services/*.toml`,
+//! [`definition`]). The sandbox and the client resolve limits here and nowhere else.
 //!
 //! ```
 //! use apistend_catalog::{Catalog, Method, ServiceId};
 //! let catalog = Catalog::builtin()?;
-//! let hit = catalog.resolve(ServiceId::Wb, Method::Post, "/content/v2/cards/update", None);
+//! let hit = catalog.resolve(ServiceId::WB, Method::Post, "/content/v2/cards/update", None).unwrap();
 //! let op = hit.operation.expect("a WB Content method");
 //! let group = &hit.service.groups[op.groups[0]];
 //! assert_eq!((group.quota.burst(), group.quota.interval().as_millis()), (5, 6000));
 //! // every Content method but the exceptions shares one bucket
-//! let other = catalog.resolve(ServiceId::Wb, Method::Get, "/content/v2/object/all", None);
+//! let other = catalog.resolve(ServiceId::WB, Method::Get, "/content/v2/object/all", None).unwrap();
 //! assert_eq!(other.service.groups[other.operation.unwrap().groups[0]].id, "content-api.kontent");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod apify;
-mod b24;
+pub mod definition;
 mod error;
 mod export;
+mod intern;
 mod model;
 mod overrides;
-mod ozon;
 mod render;
 mod resolve;
 mod wb;
 pub mod wb_import;
 
-pub use b24::{B24_GROUP, B24_METHODS, B24Plan};
 pub use error::CatalogError;
 pub use export::CatalogRow;
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
-    LimitGroup, Method, OperatingBudget, Operation, Rejection, Service, ServiceId, short_host,
+    LimitGroup, Method, OperatingBudget, Operation, Plan, Rejection, Service, ServiceId,
+    short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use render::{ErrorAnswer, ErrorContext, ErrorKind, RateHeaders, X_APISTEND_RETRY_AFTER};
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
 
+use definition::Definitions;
 use resolve::Resolver;
 
 /// Every service and its limits, with a resolver per service.
@@ -60,27 +61,64 @@ pub struct Resolved<'a> {
 }
 
 impl Catalog {
-    /// The catalog as shipped: WB from the committed import of its specs, the others built in.
+    /// The catalog as shipped: the built-in definitions, WB's operations from the committed
+    /// import of its specs.
     ///
     /// # Errors
-    /// [`CatalogError::Data`] if the embedded catalog file is corrupt (a build problem).
+    /// [`CatalogError`] if an embedded file is corrupt (a build problem).
     pub fn builtin() -> Result<Self, CatalogError> {
-        let file: wb_import::WbCatalogFile = serde_json::from_str(WB_CATALOG_JSON)
-            .map_err(|e| CatalogError::Data(format!("data/wb.json: {e}")))?;
-        Self::from_wb(&file)
+        Self::load(&Definitions::builtin(), None)
     }
 
-    /// The catalog with WB taken from `file` (e.g. a user's newer import).
+    /// The catalog with WB's operations taken from `file` (e.g. a user's newer import).
     ///
     /// # Errors
     /// [`CatalogError`] for a file whose numbers or references are invalid.
     pub fn from_wb(file: &wb_import::WbCatalogFile) -> Result<Self, CatalogError> {
-        let services = vec![
-            wb::service(file)?,
-            b24::service()?,
-            apify::service()?,
-            ozon::service()?,
-        ];
+        Self::load(&Definitions::builtin(), Some(file))
+    }
+
+    /// The catalog of `definitions`; `wb` replaces the committed WB import.
+    ///
+    /// # Errors
+    /// [`CatalogError::Definition`] naming the file, line and field of the first invalid
+    /// definition, or two services with one id or one prefix.
+    pub fn load(
+        definitions: &Definitions,
+        wb: Option<&wb_import::WbCatalogFile>,
+    ) -> Result<Self, CatalogError> {
+        let committed;
+        let wb = match wb {
+            Some(f) => f,
+            None => {
+                committed = serde_json::from_str::<wb_import::WbCatalogFile>(WB_CATALOG_JSON)
+                    .map_err(|e| CatalogError::Data(format!("data/wb.json: {e}")))?;
+                &committed
+            }
+        };
+        let mut services: Vec<Service> = Vec::with_capacity(definitions.files().len());
+        for (file, text) in definitions.files() {
+            let src = definition::Source { file, text };
+            let svc = definition::service_of(&src, definition::Imports { wb })?;
+            if let Some(other) = services
+                .iter()
+                .find(|s| s.id == svc.id || s.prefix == svc.prefix)
+            {
+                return Err(CatalogError::Definition {
+                    file: file.clone(),
+                    line: 1,
+                    field: "prefix".into(),
+                    reason: format!(
+                        "service {} ({}) has the same id or prefix as {} ({})",
+                        svc.id, svc.prefix, other.id, other.prefix
+                    ),
+                });
+            }
+            services.push(svc);
+        }
+        if services.is_empty() {
+            return Err(CatalogError::Data("no service definitions".into()));
+        }
         Ok(Self::from_services(services))
     }
 
@@ -100,6 +138,33 @@ impl Catalog {
         &self.services
     }
 
+    /// The id of the service named `id`.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// assert_eq!(catalog.service_id("ozon")?, apistend_catalog::ServiceId::OZON);
+    /// assert!(catalog.service_id("nope").is_err());
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CatalogError::UnknownService`], listing the ids there are.
+    pub fn service_id(&self, id: &str) -> Result<ServiceId, CatalogError> {
+        self.services
+            .iter()
+            .find(|s| s.id.as_str() == id)
+            .map(|s| s.id)
+            .ok_or_else(|| CatalogError::UnknownService {
+                id: id.to_owned(),
+                known: self
+                    .services
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
     /// The service whose `prefix` begins `path` (as whole segments), and the rest of the path:
     /// `/wb/api/v3/warehouses` → WB and `/api/v3/warehouses`.
     ///
@@ -117,62 +182,69 @@ impl Catalog {
         })
     }
 
-    /// One service.
-    pub fn service(&self, id: ServiceId) -> &Service {
-        let i = ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0);
-        self.services
-            .get(i)
-            .or_else(|| self.services.first())
-            .unwrap_or_else(|| unreachable_services())
+    fn index(&self, id: ServiceId) -> Option<usize> {
+        self.services.iter().position(|s| s.id == id)
+    }
+
+    /// One service, if the catalog has it.
+    pub fn service(&self, id: ServiceId) -> Option<&Service> {
+        self.index(id).and_then(|i| self.services.get(i))
     }
 
     /// The operation `method path` of `service`, and the groups it draws from. `host` picks among
     /// operations that exist on several hosts (WB `/ping`); otherwise it may be `None`.
+    /// `None` for a service the catalog does not have.
     pub fn resolve(
         &self,
         service: ServiceId,
         method: Method,
         path: &str,
         host: Option<&str>,
-    ) -> Resolved<'_> {
-        let i = ServiceId::ALL
-            .iter()
-            .position(|s| *s == service)
-            .unwrap_or(0);
-        let svc = self.service(service);
+    ) -> Option<Resolved<'_>> {
+        let i = self.index(service)?;
+        let svc = self.services.get(i)?;
         let op = self
             .resolvers
             .get(i)
             .and_then(|r| r.resolve(method, path, host))
             .and_then(|i| svc.operations.get(i));
-        Resolved {
+        Some(Resolved {
             service: svc,
             operation: op,
             groups: op.map_or(&svc.fallback_groups, |o| &o.groups),
-        }
+        })
     }
 
     /// Applies user overrides.
     ///
     /// # Errors
-    /// [`CatalogError`] naming the unknown service or group, or the invalid numbers.
+    /// [`CatalogError`] naming the unknown service, group or plan, or the invalid numbers.
     pub fn with_overrides(mut self, overrides: &Overrides) -> Result<Self, CatalogError> {
         for (sid, o) in &overrides.services {
-            let id: ServiceId = sid.parse()?;
-            let svc = self.service_mut(id);
+            let id = self.service_id(sid)?;
+            let svc = self.service_mut(id)?;
             if let Some(ms) = o.latency_ms {
                 svc.latency.base_ms = ms;
             }
-            if let Some(plan) = &o.plan {
-                let plan = B24Plan::parse(plan)
-                    .filter(|_| id == ServiceId::B24)
+            if let Some(name) = &o.plan {
+                let plan = svc
+                    .plans
+                    .iter()
+                    .find(|p| &p.name == name)
+                    .cloned()
                     .ok_or_else(|| {
-                        CatalogError::Overrides(format!(
-                            "{sid}: plan {plan:?} — only b24 has plans: standard or enterprise"
-                        ))
+                        let known: Vec<&str> = svc.plans.iter().map(|p| p.name.as_str()).collect();
+                        CatalogError::Overrides(if known.is_empty() {
+                            format!("{sid}: plan {name:?} — {sid} has no plans")
+                        } else {
+                            format!(
+                                "{sid}: plan {name:?} — {sid} has plans {}",
+                                known.join(", ")
+                            )
+                        })
                     })?;
-                if let Some(g) = svc.groups.first_mut() {
-                    g.quota = plan.quota()?;
+                if let Some(g) = svc.groups.get_mut(plan.group) {
+                    g.quota = plan.quota;
                 }
             }
             for (gid, go) in &o.groups {
@@ -192,30 +264,28 @@ impl Catalog {
 
     /// Enforces every quota of `service` with `algorithm` (for comparing the fixed window of the
     /// decision record's first design with GCRA on the same numbers).
-    #[must_use]
+    ///
+    /// # Errors
+    /// [`CatalogError::UnknownService`] for a service the catalog does not have.
     pub fn with_algorithm(
         mut self,
         service: ServiceId,
         algorithm: apistend_limiter::Algorithm,
-    ) -> Self {
-        for g in &mut self.service_mut(service).groups {
+    ) -> Result<Self, CatalogError> {
+        for g in &mut self.service_mut(service)?.groups {
             g.quota = g.quota.with_algorithm(algorithm);
         }
-        self
+        Ok(self)
     }
 
-    fn service_mut(&mut self, id: ServiceId) -> &mut Service {
-        let i = ServiceId::ALL.iter().position(|s| *s == id).unwrap_or(0);
-        let len = self.services.len();
-        #[allow(clippy::indexing_slicing)] // the four services are always there
-        &mut self.services[i.min(len.saturating_sub(1))]
-    }
-}
-
-fn unreachable_services() -> ! {
-    // `Catalog` is only built with all four services.
-    #[allow(clippy::panic)]
-    {
-        panic!("catalog without services")
+    fn service_mut(&mut self, id: ServiceId) -> Result<&mut Service, CatalogError> {
+        let i = self.index(id);
+        match i.and_then(|i| self.services.get_mut(i)) {
+            Some(s) => Ok(s),
+            None => Err(CatalogError::UnknownService {
+                id: id.to_string(),
+                known: String::new(),
+            }),
+        }
     }
 }

@@ -2,59 +2,49 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 
 use apistend_limiter::Quota;
 
-use crate::error::CatalogError;
-
-/// The services APIStend emulates.
+/// A service's id, as its definition names it (`wb`, `b24`, `apify`, `ozon`, or a user's own).
+///
+/// Ids are interned: a definition's id is leaked once per distinct id (a handful per process),
+/// so the id stays `Copy` and compares as cheaply as the enum it replaced.
+///
+/// ```
+/// use apistend_catalog::ServiceId;
+/// assert_eq!(ServiceId::new("wb"), ServiceId::WB);
+/// assert_eq!(ServiceId::new("mine").as_str(), "mine");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum ServiceId {
-    /// Wildberries seller API.
-    Wb,
-    /// Bitrix24 REST.
-    B24,
-    /// Apify API v2.
-    Apify,
-    /// Ozon Seller API.
-    Ozon,
-}
+pub struct ServiceId(&'static str);
 
 impl ServiceId {
-    /// All services, in catalog order.
-    pub const ALL: [ServiceId; 4] = [
-        ServiceId::Wb,
-        ServiceId::B24,
-        ServiceId::Apify,
-        ServiceId::Ozon,
-    ];
+    /// The built-in Wildberries seller API.
+    pub const WB: ServiceId = ServiceId("wb");
+    /// The built-in Bitrix24 REST.
+    pub const B24: ServiceId = ServiceId("b24");
+    /// The built-in Apify API v2.
+    pub const APIFY: ServiceId = ServiceId("apify");
+    /// The built-in Ozon Seller API.
+    pub const OZON: ServiceId = ServiceId("ozon");
 
-    /// The stable id (`wb`, `b24`, `apify`, `ozon`).
+    /// The id `id`. Whether a catalog has such a service is [`crate::Catalog::service_id`]'s
+    /// question.
+    #[must_use]
+    pub fn new(id: &str) -> Self {
+        Self(crate::intern::intern(id))
+    }
+
+    /// The id as text.
+    #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            ServiceId::Wb => "wb",
-            ServiceId::B24 => "b24",
-            ServiceId::Apify => "apify",
-            ServiceId::Ozon => "ozon",
-        }
+        self.0
     }
 }
 
 impl fmt::Display for ServiceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ServiceId {
-    type Err = CatalogError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ServiceId::ALL
-            .into_iter()
-            .find(|id| id.as_str() == s)
-            .ok_or_else(|| CatalogError::UnknownService(s.to_owned()))
+        f.write_str(self.0)
     }
 }
 
@@ -107,7 +97,8 @@ impl fmt::Display for Method {
 }
 
 /// How a real client sends its credential to a service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CredentialChannel {
     /// `X-Mock-Key: KEY` — the sandbox's own header, accepted by every service.
@@ -155,7 +146,8 @@ impl CredentialChannel {
 }
 
 /// Which requests share one bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum BucketScope {
     /// One bucket per credential (seller account, Client-Id, portal key).
@@ -242,7 +234,8 @@ pub struct Rejection {
 
 /// Where a service's successful answers come from: an algorithm of the sandbox, named by the
 /// definition (the sandbox has one implementation per source).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AnswerSource {
     /// The examples and schemas of the service's OpenAPI descriptions (WB), when loaded.
@@ -268,7 +261,8 @@ impl ErrorStyle {
 }
 
 /// The shape of a service's error bodies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorStyle {
     /// WB: `{title, detail, code, requestId, origin, status, statusText, timestamp}`.
@@ -282,7 +276,8 @@ pub enum ErrorStyle {
 }
 
 /// Which rate-limit headers a service really sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum HeaderStyle {
     /// WB: `X-Ratelimit-Remaining` on every answer but a 429; `X-Ratelimit-Retry`,
@@ -303,7 +298,8 @@ pub struct LatencyProfile {
 }
 
 /// Bitrix24's budget of method "operating" time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct OperatingBudget {
     /// Seconds of execution time one method may accumulate per application or webhook…
@@ -328,6 +324,8 @@ impl OperatingBudget {
 pub struct Service {
     /// Its id.
     pub id: ServiceId,
+    /// Its human name.
+    pub name: String,
     /// Path prefix in the sandbox (`/wb`).
     pub prefix: &'static str,
     /// Channels a real client uses for its credential, besides [`CredentialChannel::MockKey`].
@@ -355,6 +353,20 @@ pub struct Service {
     /// The hosts of the real service, for services with several (WB), short names first: the
     /// sandbox accepts `/{prefix}/{short}/…` as the base URL of that host.
     pub hosts: Vec<String>,
+    /// Named quotas an override file selects (`plan = "enterprise"`).
+    pub plans: Vec<Plan>,
+}
+
+/// A named quota for one group (Bitrix24's Enterprise plan).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Plan {
+    /// Its name.
+    pub name: String,
+    /// Index into [`Service::groups`] of the group it sets.
+    pub group: usize,
+    /// The group's quota under it.
+    pub quota: Quota,
 }
 
 impl Service {
@@ -364,11 +376,11 @@ impl Service {
     ///
     /// ```
     /// let catalog = apistend_catalog::Catalog::builtin()?;
-    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24);
+    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
     /// assert!(b24.is_rate_limited(503, Some("QUERY_LIMIT_EXCEEDED")));
     /// assert!(!b24.is_rate_limited(503, Some("INTERNAL_SERVER_ERROR")));
     /// assert!(b24.is_rate_limited(503, None));
-    /// assert!(!catalog.service(apistend_catalog::ServiceId::Wb).is_rate_limited(503, None));
+    /// assert!(!catalog.service(apistend_catalog::ServiceId::WB).unwrap().is_rate_limited(503, None));
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     #[must_use]

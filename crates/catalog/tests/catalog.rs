@@ -22,15 +22,15 @@ fn group_of<'a>(
     m: Method,
     p: &str,
 ) -> &'a apistend_catalog::LimitGroup {
-    let r = c.resolve(s, m, p, None);
+    let r = c.resolve(s, m, p, None).unwrap();
     &r.service.groups[r.groups[0]]
 }
 
 #[test]
 fn wb_groups_share_buckets_and_keep_their_own_numbers() {
     let c = Catalog::builtin().unwrap();
-    let stocks_put = group_of(&c, ServiceId::Wb, Method::Put, "/api/v3/stocks/777");
-    let stocks_delete = group_of(&c, ServiceId::Wb, Method::Delete, "/api/v3/stocks/777");
+    let stocks_put = group_of(&c, ServiceId::WB, Method::Put, "/api/v3/stocks/777");
+    let stocks_delete = group_of(&c, ServiceId::WB, Method::Delete, "/api/v3/stocks/777");
     assert_ne!(stocks_put.id, stocks_delete.id);
     assert_eq!(
         (stocks_put.quota.burst(), stocks_put.quota.interval()),
@@ -40,21 +40,25 @@ fn wb_groups_share_buckets_and_keep_their_own_numbers() {
         (stocks_delete.quota.burst(), stocks_delete.quota.interval()),
         (2, Duration::from_millis(1200))
     );
-    let r = c.resolve(
-        ServiceId::Wb,
-        Method::Patch,
-        "/api/v3/dbs/orders/42/receive",
-        None,
-    );
+    let r = c
+        .resolve(
+            ServiceId::WB,
+            Method::Patch,
+            "/api/v3/dbs/orders/42/receive",
+            None,
+        )
+        .unwrap();
     assert_eq!(r.operation.unwrap().cost_of(409), 33);
     assert_eq!(r.operation.unwrap().cost_of(200), 1);
     // /ping is one operation served on every host, with a bucket per host.
-    let a = c.resolve(
-        ServiceId::Wb,
-        Method::Get,
-        "/ping",
-        Some("content-api.wildberries.ru"),
-    );
+    let a = c
+        .resolve(
+            ServiceId::WB,
+            Method::Get,
+            "/ping",
+            Some("content-api.wildberries.ru"),
+        )
+        .unwrap();
     let ping = a.operation.unwrap();
     assert!(
         ping.also_hosts
@@ -64,28 +68,33 @@ fn wb_groups_share_buckets_and_keep_their_own_numbers() {
     assert!(ping.also_hosts.len() >= 13, "{:?}", ping.also_hosts);
     assert_eq!(a.service.groups[a.groups[0]].scope, BucketScope::Host);
     // Unknown paths fall back to the service's unmatched bucket.
-    let none = c.resolve(ServiceId::Wb, Method::Get, "/no/such/thing", None);
+    let none = c
+        .resolve(ServiceId::WB, Method::Get, "/no/such/thing", None)
+        .unwrap();
     assert!(none.operation.is_none());
     assert_eq!(none.service.groups[none.groups[0]].id, "unmatched");
     assert!(
-        c.resolve(ServiceId::Wb, Method::Get, "/content/v2/object/all/", None)
+        c.resolve(ServiceId::WB, Method::Get, "/content/v2/object/all/", None)
+            .unwrap()
             .operation
             .is_some(),
         "a trailing slash resolves"
     );
     assert!(
         c.resolve(
-            ServiceId::Wb,
+            ServiceId::WB,
             Method::Delete,
             "/content/v2/object/all",
             None
         )
+        .unwrap()
         .operation
         .is_none(),
         "method matters"
     );
     assert!(
-        c.service(ServiceId::Wb)
+        c.service(ServiceId::WB)
+            .unwrap()
             .hosts
             .iter()
             .any(|h| h == "content-api.wildberries.ru")
@@ -101,11 +110,11 @@ fn bitrix_apify_ozon_numbers() {
         (50, Duration::from_millis(500))
     );
     assert_eq!(b24.scope, BucketScope::Application);
-    let svc = c.service(ServiceId::B24);
+    let svc = c.service(ServiceId::B24).unwrap();
     assert_eq!(svc.rejection.status, 503);
     assert_eq!(svc.batch_max, Some(50));
     assert_eq!(svc.operating_budget.unwrap().limit_secs, 480);
-    let apify = |m, p| group_of(&c, ServiceId::Apify, m, p).quota.burst();
+    let apify = |m, p| group_of(&c, ServiceId::APIFY, m, p).quota.burst();
     assert_eq!(apify(Method::Get, "/v2/users/me"), 90);
     assert_eq!(
         apify(Method::Put, "/v2/key-value-stores/s1/records/OUTPUT"),
@@ -116,10 +125,12 @@ fn bitrix_apify_ozon_numbers() {
     assert_eq!(apify(Method::Get, "/v2/datasets/d1"), 60);
     assert_eq!(apify(Method::Get, "/v2/whatever"), 60);
     assert_eq!(
-        group_of(&c, ServiceId::Apify, Method::Get, "/v2/users/me").scope,
+        group_of(&c, ServiceId::APIFY, Method::Get, "/v2/users/me").scope,
         BucketScope::PathClass
     );
-    let ozon = c.resolve(ServiceId::Ozon, Method::Post, "/v2/products/stocks", None);
+    let ozon = c
+        .resolve(ServiceId::OZON, Method::Post, "/v2/products/stocks", None)
+        .unwrap();
     let ids: Vec<_> = ozon
         .groups
         .iter()
@@ -127,7 +138,7 @@ fn bitrix_apify_ozon_numbers() {
         .collect();
     assert_eq!(ids, ["stocks-update", "client"]);
     assert_eq!(
-        group_of(&c, ServiceId::Ozon, Method::Post, "/v3/product/list")
+        group_of(&c, ServiceId::OZON, Method::Post, "/v3/product/list")
             .quota
             .burst(),
         50
@@ -156,13 +167,13 @@ fn overrides_change_quotas_and_defaults_and_reject_nonsense() {
         (b24.quota.burst(), b24.quota.interval()),
         (250, Duration::from_millis(200))
     );
-    assert_eq!(c.service(ServiceId::B24).latency.base_ms, 0);
-    let content = group_of(&c, ServiceId::Wb, Method::Get, "/content/v2/object/all");
+    assert_eq!(c.service(ServiceId::B24).unwrap().latency.base_ms, 0);
+    let content = group_of(&c, ServiceId::WB, Method::Get, "/content/v2/object/all");
     assert_eq!(
         (content.quota.burst(), content.quota.interval()),
         (10, Duration::from_millis(300))
     );
-    let ozon = group_of(&c, ServiceId::Ozon, Method::Post, "/v3/product/list");
+    let ozon = group_of(&c, ServiceId::OZON, Method::Post, "/v3/product/list");
     assert_eq!(
         (ozon.quota.interval(), ozon.quota.algorithm()),
         (Duration::from_millis(10), Algorithm::FixedWindow)
@@ -179,7 +190,7 @@ fn overrides_change_quotas_and_defaults_and_reject_nonsense() {
     ));
     assert!(matches!(
         bad("[nope]\nlatency_ms = 1"),
-        Err(CatalogError::UnknownService(_))
+        Err(CatalogError::UnknownService { .. })
     ));
     assert!(matches!(
         bad("[wb]\nplan = \"enterprise\""),

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use apistend_catalog::{Catalog, Overrides, ServiceId};
+use apistend_catalog::{Catalog, Overrides};
+
+use crate::services_arg::ServicesArg;
 use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Debug, Args)]
@@ -12,9 +14,11 @@ use clap::{Args, Subcommand, ValueEnum};
 pub(crate) struct CatalogArgs {
     #[command(subcommand)]
     command: Option<CatalogCommand>,
-    /// Only this service: wb, b24, apify or ozon.
+    /// Only this service: wb, b24, apify, ozon or one of `--services`.
     #[arg(long)]
-    service: Option<ServiceId>,
+    service: Option<String>,
+    #[command(flatten)]
+    services: ServicesArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -45,13 +49,19 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
     if let Some(CatalogCommand::ImportWbOpenapi { dir, output }) = args.command {
         return import(&dir, output);
     }
-    let mut catalog = Catalog::builtin()?;
-    if let Some(path) = &args.overrides {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        catalog = catalog.with_overrides(&Overrides::from_toml(&text)?)?;
-    }
-    let rows = catalog.rows(args.service);
+    let overrides = match &args.overrides {
+        Some(path) => Overrides::from_toml(
+            &std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        )?,
+        None => Overrides::default(),
+    };
+    let catalog = args.services.catalog(&overrides)?;
+    let service = match &args.service {
+        Some(id) => Some(catalog.service_id(id)?),
+        None => None,
+    };
+    let rows = catalog.rows(service);
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {

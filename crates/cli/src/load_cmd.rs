@@ -13,20 +13,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use apistend_catalog::{Catalog, CredentialChannel, Method, Overrides, Service, ServiceId};
+use apistend_catalog::{CredentialChannel, Method, Overrides, Service};
 use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
 use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
 use clap::Args;
 use serde::Serialize;
+
+use crate::services_arg::ServicesArg;
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
     /// Base URL of the sandbox (http://127.0.0.1:8080) or of the service itself.
     #[arg(long)]
     target: String,
-    /// Service: wb, b24, apify or ozon.
+    /// Service: wb, b24, apify, ozon or one of `--services`.
     #[arg(long)]
-    service: ServiceId,
+    service: String,
+    #[command(flatten)]
+    services: ServicesArg,
     /// HTTP method.
     #[arg(long, default_value = "GET")]
     method: String,
@@ -142,13 +146,14 @@ pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn base_for(target: &str, service: ServiceId) -> String {
+/// The service's base under `target`: the target itself when it already ends with the
+/// service's prefix.
+fn base_for(target: &str, service: &Service) -> String {
     let t = target.trim_end_matches('/');
-    let prefix = format!("/{}", service.as_str());
-    if t.ends_with(&prefix) {
+    if t.ends_with(service.prefix) {
         t.to_owned()
     } else {
-        format!("{t}{prefix}")
+        format!("{t}{}", service.prefix)
     }
 }
 
@@ -169,7 +174,12 @@ async fn load(
     algorithm: Algorithm,
     overrides: &Overrides,
 ) -> anyhow::Result<Summary> {
-    let base = base_for(&args.target, args.service);
+    let catalog = args.services.catalog(&Overrides::default())?;
+    let sid = catalog.service_id(&args.service)?;
+    let service = catalog
+        .service(sid)
+        .with_context(|| format!("--service {}", args.service))?;
+    let base = base_for(&args.target, service);
     let mut config = ClientConfig::default();
     config.attempts = args.attempts.max(1);
     let shared_redis = match args.store.as_str() {
@@ -177,14 +187,14 @@ async fn load(
         url => Some(Store::from(RedisStore::new(RedisConfig::from_url(url)?)?)),
     };
     let mut clients = Vec::new();
-    let catalog = Catalog::builtin()?;
-    let credentials = credential_headers(catalog.service(args.service), &args.key);
+    let credentials = credential_headers(service, &args.key);
     for _ in 0..args.instances {
         let store = shared_redis
             .clone()
             .unwrap_or_else(|| Store::from(MemoryStore::new()));
         let mut b = Client::builder()
-            .service(args.service)
+            .service(sid)
+            .catalog(catalog.clone())
             .account(&args.account)
             .base_url(&base)
             .store(store)

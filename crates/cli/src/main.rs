@@ -5,6 +5,7 @@ mod catalog_cmd;
 mod load_cmd;
 mod plot_cmd;
 mod serve_cmd;
+mod services_arg;
 
 use clap::{Parser, Subcommand};
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use std::io::Write;
 
+use crate::services_arg::ServicesArg;
 use anyhow::Context;
 use apistend_catalog::Overrides;
 use apistend_sandbox::{Sandbox, SandboxConfig};
@@ -30,6 +31,8 @@ pub(crate) struct ServeArgs {
     /// A TOML file of catalog overrides.
     #[arg(long, env = "APISTEND_OVERRIDES")]
     overrides: Option<PathBuf>,
+    #[command(flatten)]
+    services: ServicesArg,
     /// The management API's token, at least 16 printable characters (when absent, one is
     /// generated on first start and shown once; only its SHA-256 is kept).
     #[arg(long, env = "APISTEND_ADMIN_TOKEN")]
@@ -71,6 +74,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = SandboxConfig::new(&args.data);
     config.demo_key = args.demo_key;
     config.wb_openapi = args.wb_openapi;
+    config.definitions = args.services.definitions()?;
     config.redis = args.redis;
     config.max_delay_ms = args.max_delay_ms;
     config.max_timeout_ms = args.max_timeout_ms;

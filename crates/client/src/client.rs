@@ -112,7 +112,7 @@ impl ClientBuilder {
     /// value out of range, or a catalog that does not load.
     pub fn build(self) -> Result<Client, ClientError> {
         let service = self.service.ok_or_else(|| {
-            ClientError::Config("no service: call .service(ServiceId::Wb)".into())
+            ClientError::Config("no service: call .service(ServiceId::WB)".into())
         })?;
         let base = self
             .base_url
@@ -140,8 +140,17 @@ impl ClientBuilder {
                 .map_err(|e| ClientError::Config(e.to_string()))?;
         }
         if let Some(a) = self.algorithm {
-            catalog = catalog.with_algorithm(service, a);
+            catalog = catalog
+                .with_algorithm(service, a)
+                .map_err(|e| ClientError::Config(e.to_string()))?;
         }
+        let definition = catalog.service(service).cloned().ok_or_else(|| {
+            let known: Vec<&str> = catalog.services().iter().map(|s| s.id.as_str()).collect();
+            ClientError::Config(format!(
+                "service {service}: the catalog has {}",
+                known.join(", ")
+            ))
+        })?;
         let store = match (self.store, &config.redis) {
             (Some(s), _) => s,
             (None, Some(url)) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
@@ -171,6 +180,7 @@ impl ClientBuilder {
                 base: base.trim_end_matches('/').to_owned(),
                 query: self.query,
                 catalog,
+                definition,
                 config,
                 http,
                 counters: Counters::default(),
@@ -190,6 +200,8 @@ pub(crate) struct Inner {
     base_path: String,
     query: Vec<(String, String)>,
     catalog: Catalog,
+    /// The service's definition, as `catalog` has it (checked at build).
+    definition: apistend_catalog::Service,
     config: ClientConfig,
     http: reqwest::Client,
     counters: Counters,
@@ -228,7 +240,7 @@ impl Inner {
 
     /// The service's definition in the client's catalog.
     pub(crate) fn definition(&self) -> &apistend_catalog::Service {
-        self.catalog.service(self.service)
+        &self.definition
     }
 
     pub(crate) fn config(&self) -> &ClientConfig {
@@ -244,9 +256,10 @@ impl Inner {
         let op_path = operation_path(self.definition(), path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let groups: Vec<&LimitGroup> = resolved
-            .groups
+            .map(|r| r.groups)
+            .unwrap_or_default()
             .iter()
-            .filter_map(|&i| resolved.service.groups.get(i))
+            .filter_map(|&i| self.definition.groups.get(i))
             .collect();
         let sid = self.service.as_str();
         let keys = groups
@@ -381,7 +394,7 @@ pub(crate) struct Plan<'a> {
 /// use apistend_catalog::ServiceId;
 /// use apistend_client::Client;
 /// let wb = Client::builder()
-///     .service(ServiceId::Wb)
+///     .service(ServiceId::WB)
 ///     .account("seller-42")
 ///     .base_url("http://127.0.0.1:8080/wb")
 ///     .header("Authorization", "demo-key")
@@ -484,9 +497,9 @@ impl Client {
             &operation_path(c.definition(), path),
             None,
         );
-        r.groups
+        r?.groups
             .first()
-            .and_then(|&i| r.service.groups.get(i))
+            .and_then(|&i| c.definition.groups.get(i))
             .map(|g| g.quota)
     }
 
@@ -819,7 +832,7 @@ mod tests {
             max_wait: Duration::from_secs(30),
             ..ClientConfig::default()
         };
-        let wb = c.service(ServiceId::Wb);
+        let wb = c.service(ServiceId::WB).unwrap();
         // "1 минута | 1 запрос | 1 минута | 10 запросов": two periods + 5 s.
         let news = wb
             .group("common-api.get.api-communications-v2-news")
@@ -832,7 +845,7 @@ mod tests {
         );
         assert_eq!(
             operation_path(
-                Catalog::builtin().unwrap().service(ServiceId::B24),
+                Catalog::builtin().unwrap().service(ServiceId::B24).unwrap(),
                 "/rest/1/abc/crm.deal.list.json"
             ),
             "/rest/crm.deal.list"
@@ -847,7 +860,7 @@ mod builder_tests {
     #[test]
     fn a_base_url_that_does_not_parse_is_refused_at_build() {
         let built = Client::builder()
-            .service(ServiceId::Wb)
+            .service(ServiceId::WB)
             .base_url("content-api.wildberries.ru")
             .config(ClientConfig::default())
             .store(MemoryStore::new())
@@ -858,7 +871,7 @@ mod builder_tests {
     #[test]
     fn the_algorithm_applies_to_every_quota() {
         let c = Client::builder()
-            .service(ServiceId::Wb)
+            .service(ServiceId::WB)
             .base_url("http://127.0.0.1:9")
             .algorithm(Algorithm::FixedWindow)
             .config(ClientConfig::default())

@@ -12,7 +12,7 @@
 //! use tower::{Service, ServiceBuilder, ServiceExt};
 //!
 //! let wb = Client::builder()
-//!     .service(ServiceId::Wb)
+//!     .service(ServiceId::WB)
 //!     .account("seller-42")
 //!     .base_url("http://127.0.0.1:8080/wb")
 //!     .build()?;

@@ -25,7 +25,7 @@ const FEED: &str = "/api/v1/supplier/incomes";
 
 fn client(s: &support::TestSandbox, overrides: &str, store: Store) -> Client {
     Client::builder()
-        .service(ServiceId::Wb)
+        .service(ServiceId::WB)
         .account("seller-1")
         .base_url(format!("{}/wb", s.base))
         .header("Authorization", &s.key)
@@ -177,7 +177,7 @@ async fn server_errors_are_retried_client_errors_are_not() {
     assert_eq!(c.stats().attempts, 3, "one attempt each: never retried");
 
     let bad = Client::builder()
-        .service(ServiceId::Wb)
+        .service(ServiceId::WB)
         .base_url(format!("{}/wb", s.base))
         .header("Authorization", "wrong")
         .config(support::quick())
@@ -237,7 +237,7 @@ async fn worker_process() {
     };
     let store = Store::from(RedisStore::new(RedisConfig::from_url(&redis).unwrap()).unwrap());
     let c = Client::builder()
-        .service(ServiceId::Wb)
+        .service(ServiceId::WB)
         .account("seller-shared")
         .base_url(format!("{base}/wb"))
         .header("Authorization", "client-key")

@@ -42,7 +42,7 @@ fn transport() -> impl Service<Req, Response = Resp, Error = BoxError, Future: S
 
 fn client(s: &support::TestSandbox, overrides: &str) -> Client {
     Client::builder()
-        .service(ServiceId::Wb)
+        .service(ServiceId::WB)
         .account("tower-seller")
         .base_url(format!("{}/wb", s.base))
         .overrides(Overrides::from_toml(overrides).unwrap())

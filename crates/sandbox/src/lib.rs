@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apistend_catalog::definition::Definitions;
 use apistend_catalog::{Catalog, Overrides, ServiceId};
 use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
@@ -68,6 +69,8 @@ pub struct SandboxConfig {
     pub demo_key: Option<String>,
     /// WB's OpenAPI specs, for spec examples and parameter checks.
     pub wb_openapi: Option<PathBuf>,
+    /// The service definitions (the built-in ones unless a user adds files).
+    pub definitions: Definitions,
     /// Redis URL for shared buckets (`redis://…` or `redis+cluster://…`); memory when absent.
     pub redis: Option<String>,
     /// Catalog overrides.
@@ -97,6 +100,7 @@ impl SandboxConfig {
             data_dir: data_dir.into(),
             demo_key: None,
             wb_openapi: None,
+            definitions: Definitions::builtin(),
             redis: None,
             overrides: Overrides::default(),
             max_delay_ms: DEFAULT_MAX_DELAY_MS,
@@ -144,6 +148,13 @@ impl SandboxConfig {
         self
     }
 
+    /// Sets the service definitions.
+    #[must_use]
+    pub fn with_definitions(mut self, definitions: Definitions) -> Self {
+        self.definitions = definitions;
+        self
+    }
+
     /// Sets catalog overrides.
     #[must_use]
     pub fn with_overrides(mut self, overrides: Overrides) -> Self {
@@ -184,7 +195,8 @@ pub(crate) struct AppState {
     pub(crate) answers: Vec<(ServiceId, Box<dyn services::source::Answers>)>,
     /// WB operations answered from specs (0 without `--wb-openapi`).
     pub(crate) spec_operations: usize,
-    pub(crate) operating: Option<operating::Operating>,
+    /// The operating-time budget of each service whose definition has one (Bitrix24's).
+    pub(crate) operating: Vec<(ServiceId, operating::Operating)>,
     pub(crate) limits: Limits,
     pub(crate) admin_limiter: MemoryStore,
     pub(crate) admin_quota: apistend_limiter::Quota,
@@ -193,8 +205,15 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// The operating-time budget of service `id`, if its definition has one.
+    pub(crate) fn operating(&self, id: ServiceId) -> Option<&operating::Operating> {
+        self.operating
+            .iter()
+            .find_map(|(s, o)| (*s == id).then_some(o))
+    }
+
     pub(crate) fn latency_ms(&self, id: ServiceId) -> u32 {
-        self.catalog.service(id).latency.base_ms
+        self.catalog.service(id).map_or(0, |s| s.latency.base_ms)
     }
 }
 
@@ -232,7 +251,8 @@ impl Sandbox {
     /// # Errors
     /// [`SandboxError`] naming what cannot be loaded.
     pub async fn new(config: SandboxConfig) -> Result<Self, SandboxError> {
-        let catalog = Catalog::builtin()?.with_overrides(&config.overrides)?;
+        let catalog =
+            Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?;
         let store = match &config.redis {
             Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
             None => Store::from(MemoryStore::new()),
@@ -273,12 +293,11 @@ impl Sandbox {
             .first()
             .map(|a| a.token.clone())
             .unwrap_or_default();
-        // The service whose definition has an operating-time budget (Bitrix24's).
         let operating = catalog
             .services()
             .iter()
-            .find_map(|s| s.operating_budget)
-            .map(operating::Operating::new);
+            .filter_map(|s| Some((s.id, operating::Operating::new(s.operating_budget?))))
+            .collect();
         let metrics = metrics::Metrics::new(&catalog);
         let spec_operations = specs.as_ref().map_or(0, WbSpecs::len);
         let answers = catalog

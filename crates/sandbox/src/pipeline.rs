@@ -263,7 +263,10 @@ async fn handle_inner(
     meta: &Meta,
     seen: &mut Seen,
 ) -> Response<Body> {
-    let service = state.catalog.service(id);
+    // `handle` is reached through `Catalog::route`, so the service is there.
+    let Some(service) = state.catalog.service(id) else {
+        return axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND);
+    };
     let started = meta.started;
     let (parts, body) = req.into_parts();
     let read = tokio::time::timeout(
@@ -295,9 +298,12 @@ async fn handle_inner(
     };
     let rest = parts.uri.path().get(prefix..).unwrap_or("");
     let call = Call::parse(service, &parts, rest, &body);
-    let resolved = state
+    let Some(resolved) = state
         .catalog
-        .resolve(id, call.method, &call.path, call.host.as_deref());
+        .resolve(id, call.method, &call.path, call.host.as_deref())
+    else {
+        return axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND);
+    };
     let principal = call
         .credential
         .as_deref()
@@ -376,7 +382,7 @@ async fn handle_inner(
         .clone()
         .filter(|_| resolved.operation.is_some());
     let operating_key = b24_method.as_ref().map(|m| format!("{}:{m}", owner.key));
-    if let (Some(op), Some(k)) = (&state.operating, &operating_key)
+    if let (Some(op), Some(k)) = (state.operating(id), &operating_key)
         && op.check(k, started).is_err()
     {
         return plain(ErrorKind::OperatingTime, &decision);
@@ -412,7 +418,7 @@ async fn handle_inner(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    if let (Some(op), Some(k), Some(m)) = (&state.operating, &operating_key, &b24_method) {
+    if let (Some(op), Some(k), Some(m)) = (state.operating(id), &operating_key, &b24_method) {
         answer.body = with_time_block(&answer.body, op, k, m, &call, started, delay);
     }
 

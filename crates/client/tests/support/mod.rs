@@ -54,7 +54,7 @@ pub async fn sandbox(overrides: &str) -> TestSandbox {
 /// The id of the (first) limit group of a WB operation.
 pub fn wb_group(method: Method, path: &str) -> String {
     let c = Catalog::builtin().unwrap();
-    let r = c.resolve(ServiceId::Wb, method, path, None);
+    let r = c.resolve(ServiceId::WB, method, path, None).unwrap();
     r.service.groups[r.groups[0]].id.clone()
 }
 

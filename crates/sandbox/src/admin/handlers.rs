@@ -141,13 +141,11 @@ pub(super) async fn set_limit(
     Path((id, service, group)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response<Body> {
-    let Ok(sid) = service.parse::<ServiceId>() else {
-        return ApiError::NotFound(format!(
-            "unknown service {service:?}; expected wb, b24, apify or ozon"
-        ))
-        .into_response();
+    let svc = match state.catalog.service_id(&service) {
+        Ok(sid) => state.catalog.service(sid),
+        Err(e) => return ApiError::NotFound(e.to_string()).into_response(),
     };
-    let Some(g) = state.catalog.service(sid).group(&group) else {
+    let Some(g) = svc.and_then(|s| s.group(&group)) else {
         return ApiError::NotFound(format!(
             "{service} has no limit group {group:?}; `apistend catalog --service {service}` lists them"
         ))

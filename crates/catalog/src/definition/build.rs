@@ -1,0 +1,317 @@
+//! A definition file → a validated [`Service`]. Every error names the file, the line and the
+//! field, and says what is allowed.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::time::Duration;
+
+use apistend_limiter::{Algorithm, Quota};
+use toml::Spanned;
+
+use super::file::{GroupDef, Import, QuotaDef, ServiceFile};
+use crate::error::CatalogError;
+use crate::intern::intern;
+use crate::model::{
+    LatencyProfile, LimitGroup, Method, Operation, Plan, Rejection, Service, ServiceId, short_host,
+};
+use crate::wb_import::WbCatalogFile;
+
+/// What an `import` of a definition reads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Imports<'a> {
+    /// WB's operations and limit tables.
+    pub(crate) wb: &'a WbCatalogFile,
+}
+
+/// Where a definition came from, for its error messages.
+pub(crate) struct Source<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) text: &'a str,
+}
+
+impl Source<'_> {
+    fn line(&self, span: Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text.get(..end).map_or(0, |t| t.matches('\n').count()) + 1
+    }
+
+    fn err(&self, span: Range<usize>, field: &str, reason: impl Into<String>) -> CatalogError {
+        CatalogError::Definition {
+            file: self.file.to_owned(),
+            line: self.line(span),
+            field: field.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Parses the file's TOML.
+    pub(crate) fn parse(&self) -> Result<ServiceFile, CatalogError> {
+        toml::from_str(self.text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            self.err(span, "", e.message().trim_end())
+        })
+    }
+}
+
+/// Parses and validates one definition.
+pub(crate) fn service_of(src: &Source<'_>, imports: Imports<'_>) -> Result<Service, CatalogError> {
+    let file = src.parse()?;
+    build(src, &file, imports)
+}
+
+pub(crate) fn build(
+    src: &Source<'_>,
+    file: &ServiceFile,
+    imports: Imports<'_>,
+) -> Result<Service, CatalogError> {
+    let id = file.id.get_ref();
+    if !valid_id(id) {
+        return Err(src.err(
+            file.id.span(),
+            "id",
+            format!(
+                "{id:?}: an id is 1–32 lower-case letters, digits, '-' or '_', starting with a letter"
+            ),
+        ));
+    }
+    let prefix = file.prefix.get_ref();
+    if !valid_prefix(prefix) {
+        return Err(src.err(
+            file.prefix.span(),
+            "prefix",
+            format!("{prefix:?}: a prefix is one path segment such as \"/wb\": '/' then letters, digits, '-', '_' or '.'"),
+        ));
+    }
+    let status = *file.rejection.status.get_ref();
+    if !(400..=599).contains(&status) {
+        return Err(src.err(
+            file.rejection.status.span(),
+            "rejection.status",
+            format!("{status}: a rejection is a 4xx or 5xx status"),
+        ));
+    }
+
+    let mut groups = Vec::new();
+    let mut hosts: Vec<String> = Vec::new();
+    let mut operations = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    // Imported groups first: they are the service's documented buckets.
+    let imported = match file.import {
+        Some(Import::WbOpenapi) => Some(crate::wb::parts(imports.wb)?),
+        None => None,
+    };
+    if let Some(parts) = &imported {
+        for g in &parts.groups {
+            index.insert(g.id.clone(), groups.len());
+            groups.push(g.clone());
+        }
+    }
+    for (i, g) in file.groups.iter().enumerate() {
+        let field = format!("groups[{i}]");
+        let gid = g.id.get_ref();
+        if gid.is_empty() || index.insert(gid.clone(), groups.len()).is_some() {
+            return Err(src.err(
+                g.id.span(),
+                &format!("{field}.id"),
+                format!("{gid:?}: group ids are non-empty and unique within the service"),
+            ));
+        }
+        groups.push(group(src, g, &field)?);
+    }
+    let lookup = |r: &Spanned<String>, field: &str| {
+        index.get(r.get_ref()).copied().ok_or_else(|| {
+            src.err(
+                r.span(),
+                field,
+                format!(
+                    "no group {:?}; the groups are {}",
+                    r.get_ref(),
+                    index.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
+    };
+    let fallback_groups = file
+        .fallback_groups
+        .iter()
+        .enumerate()
+        .map(|(i, r)| lookup(r, &format!("fallback_groups[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if fallback_groups.is_empty() {
+        return Err(src.err(
+            0..0,
+            "fallback_groups",
+            "name at least one group for requests that match no operation",
+        ));
+    }
+    if let Some(parts) = imported {
+        operations = parts
+            .operations
+            .into_iter()
+            .map(|(mut op, group)| {
+                op.groups = match group {
+                    Some(g) => index.get(&g).map(|i| vec![*i]).ok_or_else(|| {
+                        CatalogError::Data(format!("{}: import: unknown group {g}", src.file))
+                    })?,
+                    None => fallback_groups.clone(),
+                };
+                Ok(op)
+            })
+            .collect::<Result<Vec<_>, CatalogError>>()?;
+        hosts = parts.hosts;
+    }
+    for (i, o) in file.operations.iter().enumerate() {
+        let field = format!("operations[{i}]");
+        let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
+            src.err(
+                o.method.span(),
+                &format!("{field}.method"),
+                format!(
+                    "{:?}: one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS",
+                    o.method.get_ref()
+                ),
+            )
+        })?;
+        let op_groups = o
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(j, r)| lookup(r, &format!("{field}.groups[{j}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if op_groups.is_empty() {
+            return Err(src.err(
+                o.method.span(),
+                &format!("{field}.groups"),
+                "an operation draws from at least one group",
+            ));
+        }
+        let mut cost = BTreeMap::new();
+        for (status, tokens) in &o.cost {
+            let code = status
+                .parse::<u16>()
+                .ok()
+                .filter(|s| (100..=599).contains(s) && *tokens > 0)
+                .ok_or_else(|| {
+                    src.err(
+                        o.method.span(),
+                        &format!("{field}.cost"),
+                        format!("{status} = {tokens}: keys are HTTP statuses, values tokens ≥ 1"),
+                    )
+                })?;
+            cost.insert(code, *tokens);
+        }
+        for path in &o.paths {
+            if !path.starts_with('/') {
+                return Err(src.err(
+                    o.method.span(),
+                    &format!("{field}.paths"),
+                    format!("{path:?}: a path template starts with '/'"),
+                ));
+            }
+            operations.push(Operation {
+                host: None,
+                also_hosts: Vec::new(),
+                method,
+                path: path.clone(),
+                groups: op_groups.clone(),
+                cost: cost.clone(),
+                deprecated: false,
+                category: o.category.clone(),
+                summary: o.summary.clone(),
+            });
+        }
+    }
+    for h in &file.hosts {
+        if !hosts.contains(h) {
+            hosts.push(h.clone());
+        }
+    }
+    hosts.sort_by(|a, b| short_host(a).cmp(short_host(b)));
+    let plans = file
+        .plans
+        .iter()
+        .map(|(name, p)| {
+            let field = format!("plans.{name}");
+            Ok(Plan {
+                name: name.clone(),
+                group: lookup(&p.group, &format!("{field}.group"))?,
+                quota: quota(src, &p.quota, &format!("{field}.quota"))?,
+            })
+        })
+        .collect::<Result<Vec<_>, CatalogError>>()?;
+    Ok(Service {
+        id: ServiceId::new(id),
+        name: file.name.clone().unwrap_or_else(|| id.clone()),
+        prefix: intern(prefix),
+        credentials: file.credentials.clone(),
+        rejection: Rejection {
+            status,
+            content_type: intern(&file.rejection.content_type),
+            style: file.errors,
+        },
+        errors: file.errors,
+        headers: file.rate_headers,
+        latency: LatencyProfile {
+            base_ms: file.latency_ms,
+        },
+        groups,
+        operations,
+        fallback_groups,
+        operating_budget: file.operating_budget,
+        batch_max: file.batch.map(|b| b.max),
+        answers: file.answers,
+        hosts,
+        plans,
+    })
+}
+
+fn group(src: &Source<'_>, g: &GroupDef, field: &str) -> Result<LimitGroup, CatalogError> {
+    Ok(LimitGroup {
+        id: g.id.get_ref().clone(),
+        label: g.label.clone(),
+        quota: quota(src, &g.quota, &format!("{field}.quota"))?,
+        scope: g.scope,
+        documented: g.documented.map(|d| (d.period_ms, d.limit)),
+    })
+}
+
+/// The quota a [`QuotaDef`] spells.
+fn quota(src: &Source<'_>, q: &Spanned<QuotaDef>, field: &str) -> Result<Quota, CatalogError> {
+    let err = |reason: String| src.err(q.span(), field, reason);
+    let d = q.get_ref();
+    let built = match (d.burst, d.interval_ms, d.per_second, d.count, d.period_ms) {
+        (Some(b), Some(ms), None, None, None) => Quota::new(b, Duration::from_millis(ms)),
+        (Some(b), None, Some(n), None, None) => Quota::leaky_bucket(b, n),
+        (None, None, None, Some(c), Some(ms)) => Quota::per_period(c, Duration::from_millis(ms)),
+        _ => {
+            return Err(err(
+                "give burst + interval_ms, burst + per_second, or count + period_ms".into(),
+            ));
+        }
+    }
+    .map_err(|e| err(e.to_string()))?;
+    let algorithm = match &d.algorithm {
+        Some(a) => a
+            .parse::<Algorithm>()
+            .map_err(|_| err(format!("algorithm {a:?}: gcra or fixed_window")))?,
+        None => Algorithm::Gcra,
+    };
+    Ok(built.with_algorithm(algorithm))
+}
+
+fn valid_id(id: &str) -> bool {
+    (1..=32).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn valid_prefix(prefix: &str) -> bool {
+    prefix.strip_prefix('/').is_some_and(|seg| {
+        !seg.is_empty()
+            && seg
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    })
+}

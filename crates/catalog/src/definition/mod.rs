@@ -1,0 +1,127 @@
+//! Service definitions: one TOML file per service. The built-in ones (`services/*.toml` at the
+//! repository root) are embedded; a directory of a user's files adds services and replaces
+//! built-ins with the same id.
+
+mod build;
+mod file;
+
+use std::path::Path;
+
+pub use file::{
+    BatchDef, Documented, GroupDef, Import, OperationDef, PlanDef, QuotaDef, RejectionDef,
+    ServiceFile,
+};
+
+pub(crate) use build::{Imports, Source, service_of};
+
+use crate::error::CatalogError;
+
+/// The built-in definitions, in catalog order: file name and text.
+pub const BUILTIN: [(&str, &str); 4] = [
+    ("wb.toml", include_str!("../../../../services/wb.toml")),
+    ("b24.toml", include_str!("../../../../services/b24.toml")),
+    (
+        "apify.toml",
+        include_str!("../../../../services/apify.toml"),
+    ),
+    ("ozon.toml", include_str!("../../../../services/ozon.toml")),
+];
+
+/// Definition texts to load, each with the name its errors give.
+#[derive(Debug, Clone, Default)]
+pub struct Definitions {
+    files: Vec<(String, String)>,
+}
+
+impl Definitions {
+    /// The built-in definitions.
+    #[must_use]
+    pub fn builtin() -> Self {
+        Self {
+            files: BUILTIN
+                .iter()
+                .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+                .collect(),
+        }
+    }
+
+    /// Adds the `*.toml` files of `dir`, in name order. A file whose `id` is a built-in's
+    /// replaces it in place; the others are appended.
+    ///
+    /// # Errors
+    /// [`CatalogError::Definition`] for a directory or file that cannot be read, or a file whose
+    /// id cannot be read (the full check happens when the catalog is built).
+    pub fn with_dir(mut self, dir: &Path) -> Result<Self, CatalogError> {
+        let unreadable = |what: &Path, e: std::io::Error| CatalogError::Definition {
+            file: what.display().to_string(),
+            line: 0,
+            field: String::new(),
+            reason: e.to_string(),
+        };
+        let mut paths = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| unreadable(dir, e))? {
+            let path = entry.map_err(|e| unreadable(dir, e))?.path();
+            if path.extension().is_some_and(|x| x == "toml") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e))?;
+            self = self.with_file(path.display().to_string(), text)?;
+        }
+        Ok(self)
+    }
+
+    /// Adds one definition text; `name` is what its errors call it.
+    ///
+    /// # Errors
+    /// As [`Definitions::with_dir`].
+    pub fn with_file(mut self, name: String, text: String) -> Result<Self, CatalogError> {
+        let id = Source {
+            file: &name,
+            text: &text,
+        }
+        .parse()?
+        .id
+        .into_inner();
+        let same = |(n, t): &(String, String)| {
+            Source { file: n, text: t }
+                .parse()
+                .is_ok_and(|f| *f.id.get_ref() == id)
+        };
+        match self.files.iter().position(same) {
+            Some(i) => {
+                if let Some(slot) = self.files.get_mut(i) {
+                    *slot = (name, text);
+                }
+            }
+            None => self.files.push((name, text)),
+        }
+        Ok(self)
+    }
+
+    /// The texts, in catalog order.
+    pub(crate) fn files(&self) -> &[(String, String)] {
+        &self.files
+    }
+
+    /// Parses every file, without building it (for round trips and tooling).
+    ///
+    /// # Errors
+    /// [`CatalogError::Definition`] for the first file that does not parse.
+    pub fn parse(&self) -> Result<Vec<ServiceFile>, CatalogError> {
+        self.files
+            .iter()
+            .map(|(file, text)| Source { file, text }.parse())
+            .collect()
+    }
+}
+
+/// A definition back as TOML (what `apistend catalog definition` prints).
+///
+/// # Errors
+/// [`CatalogError::Data`] if a value has no TOML form (never for parsed files).
+pub fn to_toml(file: &ServiceFile) -> Result<String, CatalogError> {
+    toml::to_string(file).map_err(|e| CatalogError::Data(format!("definition to TOML: {e}")))
+}

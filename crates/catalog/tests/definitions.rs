@@ -1,0 +1,191 @@
+//! Service definitions: the built-in files parse, validate and round-trip; a user's file adds a
+//! service or replaces a built-in; every bad file is refused with its file, line and field.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use apistend_catalog::definition::{BUILTIN, Definitions, to_toml};
+use apistend_catalog::{BucketScope, Catalog, CatalogError, Method, ServiceId};
+
+fn ozon_as(id: &str, prefix: &str) -> String {
+    let (_, text) = BUILTIN.iter().find(|(n, _)| *n == "ozon.toml").unwrap();
+    text.replacen("id = \"ozon\"", &format!("id = \"{id}\""), 1)
+        .replacen("prefix = \"/ozon\"", &format!("prefix = \"{prefix}\""), 1)
+}
+
+fn load(name: &str, text: &str) -> Result<Catalog, CatalogError> {
+    Catalog::load(
+        &Definitions::builtin().with_file(name.into(), text.into())?,
+        None,
+    )
+}
+
+/// The error's (file, line, field, reason), or a panic naming what came instead.
+fn refused(text: &str) -> (usize, String, String) {
+    match load("bad.toml", text) {
+        Err(CatalogError::Definition {
+            file,
+            line,
+            field,
+            reason,
+        }) => {
+            assert_eq!(file, "bad.toml");
+            (line, field, reason)
+        }
+        other => panic!("expected a definition error, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_builtin_definition_parses_validates_and_round_trips() {
+    let defs = Definitions::builtin();
+    let files = defs.parse().unwrap();
+    assert_eq!(files.len(), 4);
+    let mut again = Definitions::default();
+    for (file, (name, _)) in files.iter().zip(BUILTIN) {
+        let text = to_toml(file).unwrap();
+        let back = Definitions::default()
+            .with_file(name.into(), text.clone())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(&back[0], file, "{name} round-trips");
+        again = again.with_file(name.into(), text).unwrap();
+    }
+    let original = Catalog::builtin().unwrap();
+    let reloaded = Catalog::load(&again, None).unwrap();
+    assert_eq!(original.services(), reloaded.services());
+    let ids: Vec<&str> = original.services().iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["wb", "b24", "apify", "ozon"]);
+}
+
+#[test]
+fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
+    let c = load("ozon2.toml", &ozon_as("ozon2", "/oz2")).unwrap();
+    assert_eq!(c.services().len(), 5);
+    let id = c.service_id("ozon2").unwrap();
+    let (svc, rest) = c.route("/oz2/v1/warehouse/list").unwrap();
+    assert_eq!((svc.id, rest), (id, "/v1/warehouse/list"));
+    let r = c.resolve(id, Method::Post, rest, None).unwrap();
+    let groups: Vec<&str> = r
+        .groups
+        .iter()
+        .map(|&g| svc.groups[g].id.as_str())
+        .collect();
+    assert_eq!(groups, ["warehouse-list", "client"]);
+    assert_eq!(svc.groups[r.groups[0]].quota.burst(), 1);
+
+    let slower = ozon_as("ozon", "/ozon").replace("latency_ms = 25", "latency_ms = 250");
+    let c = load("mine/ozon.toml", &slower).unwrap();
+    assert_eq!(c.services().len(), 4, "replaced, not added");
+    assert_eq!(c.service(ServiceId::OZON).unwrap().latency.base_ms, 250);
+    assert_eq!(
+        c.services()[3].id,
+        ServiceId::OZON,
+        "in the built-in's place"
+    );
+}
+
+#[test]
+fn a_user_file_overrides_per_plan_and_scope() {
+    let text = ozon_as("shop", "/shop").replace(
+        "quota = { count = 50, period_ms = 1000 }",
+        "scope = \"host\"\nquota = { burst = 5, interval_ms = 100, algorithm = \"fixed_window\" }",
+    );
+    let c = load("shop.toml", &text).unwrap();
+    let g = c
+        .service(c.service_id("shop").unwrap())
+        .unwrap()
+        .group("client")
+        .unwrap();
+    assert_eq!(g.scope, BucketScope::Host);
+    assert_eq!((g.quota.burst(), g.quota.interval().as_millis()), (5, 100));
+    assert_eq!(
+        g.quota.algorithm(),
+        apistend_limiter::Algorithm::FixedWindow
+    );
+}
+
+#[test]
+fn bad_files_name_the_file_the_line_and_the_field() {
+    let base = ozon_as("shop", "/shop");
+
+    // An unknown key: the parser's message lists what is allowed.
+    let (line, _, reason) =
+        refused(&base.replace("latency_ms = 25", "latency_ms = 25\nlatncy = 3"));
+    assert_eq!(line, 13, "{reason}");
+    assert!(
+        reason.contains("unknown field `latncy`") && reason.contains("latency_ms"),
+        "{reason}"
+    );
+
+    // A group that does not exist.
+    let text = base.replacen("\ngroups = [\"client\"]", "\ngroups = [\"clinet\"]", 1);
+    let want = text
+        .lines()
+        .position(|l| l.starts_with("groups = [\"clinet"))
+        .unwrap()
+        + 1;
+    let (line, field, reason) = refused(&text);
+    assert_eq!((line, field.as_str()), (want, "operations[0].groups[0]"));
+    assert!(
+        reason.contains("no group \"clinet\"") && reason.contains("client, stocks-update"),
+        "{reason}"
+    );
+
+    // A quota in no known spelling.
+    let text = base.replacen(
+        "count = 50, period_ms = 1000",
+        "burst = 50, period_ms = 1000",
+        1,
+    );
+    let (_, field, reason) = refused(&text);
+    assert_eq!(field, "groups[0].quota");
+    assert!(reason.contains("burst + interval_ms"), "{reason}");
+
+    // Zero is not a quota.
+    let (_, field, reason) = refused(&base.replacen("count = 50,", "count = 0,", 1));
+    assert_eq!(field, "groups[0].quota", "{reason}");
+
+    // Values outside their sets.
+    let (_, field, _) = refused(&base.replacen("status = 429", "status = 200", 1));
+    assert_eq!(field, "rejection.status");
+    let (_, field, reason) = refused(&base.replacen("method = \"POST\"", "method = \"FETCH\"", 1));
+    assert_eq!(field, "operations[0].method");
+    assert!(reason.contains("GET, POST"), "{reason}");
+    let (_, _, reason) = refused(&base.replace("errors = \"ozon\"", "errors = \"grpc\""));
+    assert!(
+        reason.contains("unknown variant `grpc`") && reason.contains("`ozon`"),
+        "{reason}"
+    );
+    let (line, field, _) = refused(&base.replace("id = \"shop\"", "id = \"Shop!\""));
+    assert_eq!((line, field.as_str()), (5, "id"));
+    let (_, field, _) = refused(&base.replace("prefix = \"/shop\"", "prefix = \"shop/x\""));
+    assert_eq!(field, "prefix");
+
+    // Two services on one prefix.
+    let (_, field, reason) = refused(&base.replace("prefix = \"/shop\"", "prefix = \"/wb\""));
+    assert_eq!(field, "prefix");
+    assert!(reason.contains("wb (/wb)"), "{reason}");
+
+    // Not TOML at all.
+    let (line, _, _) = refused("id = \"x\"\nprefix = \n");
+    assert_eq!(line, 2);
+}
+
+#[test]
+fn a_directory_adds_its_toml_files_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.toml"), ozon_as("shop-b", "/b")).unwrap();
+    std::fs::write(dir.path().join("a.toml"), ozon_as("shop-a", "/a")).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a definition").unwrap();
+    let c = Catalog::load(&Definitions::builtin().with_dir(dir.path()).unwrap(), None).unwrap();
+    let ids: Vec<&str> = c.services().iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "shop-a", "shop-b"]);
+    let missing = Definitions::builtin().with_dir(&dir.path().join("nope"));
+    assert!(matches!(missing, Err(CatalogError::Definition { .. })));
+}

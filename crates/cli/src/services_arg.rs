@@ -1,0 +1,34 @@
+//! `--services DIR`: the service definitions every command that reads the catalog loads — the
+//! built-in ones, plus (and replaced by) the `*.toml` files of DIR.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use apistend_catalog::{Catalog, Overrides, definition::Definitions};
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServicesArg {
+    /// A directory of service definitions (`*.toml`, see docs/services.md): they add services
+    /// and replace built-ins with the same id.
+    #[arg(long = "services", env = "APISTEND_SERVICES", value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+impl ServicesArg {
+    /// The definitions to load.
+    pub(crate) fn definitions(&self) -> anyhow::Result<Definitions> {
+        let builtin = Definitions::builtin();
+        match &self.dir {
+            Some(dir) => builtin
+                .with_dir(dir)
+                .with_context(|| format!("--services {}", dir.display())),
+            None => Ok(builtin),
+        }
+    }
+
+    /// The catalog of those definitions, with `overrides` applied.
+    pub(crate) fn catalog(&self, overrides: &Overrides) -> anyhow::Result<Catalog> {
+        Ok(Catalog::load(&self.definitions()?, None)?.with_overrides(overrides)?)
+    }
+}
