@@ -150,8 +150,12 @@ impl CredentialChannel {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum BucketScope {
-    /// One bucket per credential (seller account, Client-Id, portal key).
+    /// One bucket per credential (seller account, Client-Id, portal key): the seeds' rule and
+    /// the default.
     Key,
+    /// One bucket per account: every key of a sandbox shares it (WB and Ozon limit per seller
+    /// account, Bitrix24 per portal). A Bitrix24 local application keeps buckets of its own.
+    Account,
     /// One bucket per application when the request comes from a registered application (Bitrix24
     /// local apps), otherwise per key.
     Application,
@@ -166,6 +170,7 @@ impl BucketScope {
     pub fn as_str(self) -> &'static str {
         match self {
             BucketScope::Key => "key",
+            BucketScope::Account => "account",
             BucketScope::Application => "application",
             BucketScope::PathClass => "path_class",
             BucketScope::Host => "host",
@@ -187,6 +192,41 @@ pub struct LimitGroup {
     pub scope: BucketScope,
     /// The documented period and limit, when the source states them (WB tables), for display.
     pub documented: Option<(u64, u32)>,
+    /// Path parameters that split the group into one bucket per resource (Apify limits per
+    /// dataset, per actor, per key-value store): `datasetId`, `actorId`… The first one an
+    /// operation's path has names the resource; an operation with none shares one bucket.
+    pub per_resource: Vec<String>,
+}
+
+impl LimitGroup {
+    /// What splits this group's bucket beyond its owner, for a request to `path` (matched by
+    /// `operation`) on `host`: the host's short name for a group per host, `name=value` of the
+    /// resource for a group per resource, nothing otherwise. The sandbox and the client build
+    /// their bucket keys with it.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let path = "/v2/datasets/abc/items";
+    /// let hit = catalog
+    ///     .resolve(apistend_catalog::ServiceId::APIFY, apistend_catalog::Method::Get, path, None)
+    ///     .unwrap();
+    /// let group = &hit.service.groups[hit.groups[0]];
+    /// assert_eq!(group.split(hit.operation, path, None).as_deref(), Some("datasetId=abc"));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn split(
+        &self,
+        operation: Option<&Operation>,
+        path: &str,
+        host: Option<&str>,
+    ) -> Option<String> {
+        if self.scope == BucketScope::Host {
+            return Some(short_host(host.unwrap_or("-")).to_owned());
+        }
+        let (name, value) = operation?.resource(path, &self.per_resource)?;
+        Some(format!("{name}={value}"))
+    }
 }
 
 /// One operation: a method on a path template.
@@ -217,6 +257,42 @@ impl Operation {
     /// Tokens an answer with `status` costs in all: 1 unless a cost rule says otherwise.
     pub fn cost_of(&self, status: u16) -> u32 {
         self.cost.get(&status).copied().unwrap_or(1)
+    }
+
+    /// The value of path parameter `name` in `path`, a path this operation's template matches.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let path = "/v2/datasets/abc/items";
+    /// let hit = catalog
+    ///     .resolve(apistend_catalog::ServiceId::APIFY, apistend_catalog::Method::Get, path, None)
+    ///     .unwrap();
+    /// assert_eq!(hit.operation.unwrap().param(path, "datasetId"), Some("abc"));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn param<'p>(&self, path: &'p str, name: &str) -> Option<&'p str> {
+        self.param_at(name)
+            .and_then(|at| path.split('/').nth(at).filter(|v| !v.is_empty()))
+    }
+
+    /// The resource `path` addresses: the first of `names` this operation's template has, and
+    /// its value in `path`.
+    #[must_use]
+    pub fn resource<'n, 'p>(
+        &self,
+        path: &'p str,
+        names: &'n [String],
+    ) -> Option<(&'n str, &'p str)> {
+        names
+            .iter()
+            .find_map(|n| Some((n.as_str(), self.param(path, n)?)))
+    }
+
+    fn param_at(&self, name: &str) -> Option<usize> {
+        self.path
+            .split('/')
+            .position(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) == Some(name))
     }
 }
 

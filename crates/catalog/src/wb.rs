@@ -48,6 +48,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 BucketScope::Key
             },
             documented: Some((g.period_ms, g.limit)),
+            per_resource: Vec::new(),
         });
     }
     let mut hosts: Vec<String> = Vec::new();

@@ -255,6 +255,7 @@ impl Inner {
     pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
         let op_path = operation_path(self.definition(), path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
+        let operation = resolved.and_then(|r| r.operation);
         let groups: Vec<&LimitGroup> = resolved
             .map(|r| r.groups)
             .unwrap_or_default()
@@ -264,7 +265,10 @@ impl Inner {
         let sid = self.service.as_str();
         let keys = groups
             .iter()
-            .map(|g| bucket_key("apistend:client", &self.account, &[sid, &g.id]))
+            .map(|g| match g.split(operation, &op_path, None) {
+                Some(part) => bucket_key("apistend:client", &self.account, &[sid, &g.id, &part]),
+                None => bucket_key("apistend:client", &self.account, &[sid, &g.id]),
+            })
             .collect();
         let ceiling = groups
             .iter()

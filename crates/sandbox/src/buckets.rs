@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apistend_catalog::{BucketScope, LimitGroup, Resolved, short_host};
+use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved};
 use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
 
 use crate::tenants::{Principal, View};
@@ -47,17 +47,32 @@ impl Owner {
     }
 }
 
-/// The bucket key of `group` for `owner` in `service`.
-pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, host: Option<&str>) -> String {
+/// Where a request goes, as far as its buckets care: the host it named (for groups per host) and
+/// the operation and path (for groups per resource).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Target<'a> {
+    pub(crate) host: Option<&'a str>,
+    pub(crate) operation: Option<&'a Operation>,
+    pub(crate) path: &'a str,
+}
+
+/// The bucket key of `group` for `owner` in `service`: the one place a bucket key is built.
+pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, at: &Target<'_>) -> String {
     // An application's key is `app:ID`: its buckets are its own, whatever the group's scope.
-    let tenant = &*owner.key;
-    match group.scope {
-        BucketScope::Host => bucket_key(
-            "apistend",
-            tenant,
-            &[service, &group.id, short_host(host.unwrap_or("-"))],
-        ),
-        _ => bucket_key("apistend", tenant, &[service, &group.id]),
+    let account = owner.app.is_none()
+        && (group.scope == BucketScope::Account
+            || owner.view.as_ref().is_some_and(|v| v.per_account(service)));
+    let sandbox;
+    let tenant = match owner.view.as_ref().filter(|_| account) {
+        Some(v) => {
+            sandbox = format!("sandbox:{}", v.sandbox);
+            sandbox.as_str()
+        }
+        None => &*owner.key,
+    };
+    match group.split(at.operation, at.path, at.host) {
+        Some(part) => bucket_key("apistend", tenant, &[service, &group.id, &part]),
+        None => bucket_key("apistend", tenant, &[service, &group.id]),
     }
 }
 
@@ -84,21 +99,21 @@ pub(crate) async fn take(
     store: &Store,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    host: Option<&str>,
+    at: &Target<'_>,
 ) -> Result<Charge, LimiterError> {
     let svc = resolved.service;
     let sid = svc.id.as_str();
     let groups = || resolved.groups.iter().filter_map(|&i| svc.groups.get(i));
     let mut first: Option<Charge> = None;
     for (n, group) in groups().enumerate() {
-        let k = key(sid, group, owner, host);
+        let k = key(sid, group, owner, at);
         let q = quota(sid, group, owner);
         let d = store.acquire(&k, &q, 1).await?;
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
             for g in groups().take(n) {
                 let q = quota(sid, g, owner);
-                store.refund(&key(sid, g, owner, host), &q, 1).await?;
+                store.refund(&key(sid, g, owner, at), &q, 1).await?;
             }
             return Ok(Charge {
                 decision: d,
@@ -120,14 +135,14 @@ pub(crate) async fn charge_extra(
     store: &Store,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    host: Option<&str>,
+    at: &Target<'_>,
     extra: u32,
 ) -> Result<Option<Decision>, LimiterError> {
     let svc = resolved.service;
     let sid = svc.id.as_str();
     let mut first = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let k = key(sid, group, owner, host);
+        let k = key(sid, group, owner, at);
         let q = quota(sid, group, owner);
         let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
         if !taken {

@@ -43,7 +43,8 @@ use http::{Request, Response, StatusCode};
 pub use error::SandboxError;
 pub use services::wb::WbSpecs;
 pub use tenants::{
-    AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, SettingsRecord, Tenants, new_key,
+    AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
+    Tenants, new_key,
 };
 
 /// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (`--cfg fuzzing`).

@@ -309,11 +309,15 @@ async fn handle_inner(
         .as_deref()
         .and_then(|c| state.tenants.lookup(c));
     let owner = Owner::new(principal.as_ref(), call.credential.as_deref());
-    let host = call.host.as_deref();
+    let at = buckets::Target {
+        host: call.host.as_deref(),
+        operation: resolved.operation,
+        path: &call.path,
+    };
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
     // Limit first: every request spends a token, whatever follows.
-    let charge = match buckets::take(&state.store, &resolved, &owner, host).await {
+    let charge = match buckets::take(&state.store, &resolved, &owner, &at).await {
         Ok(c) => c,
         Err(e) => {
             state.metrics.store_error();
@@ -425,7 +429,7 @@ async fn handle_inner(
     // Cost after the answer: a WB 409 counts as 10 (or 33).
     let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
     if cost > 1 {
-        match buckets::charge_extra(&state.store, &resolved, &owner, host, cost - 1).await {
+        match buckets::charge_extra(&state.store, &resolved, &owner, &at, cost - 1).await {
             Ok(Some(after)) => decision = after,
             Ok(None) => {}
             Err(e) => {

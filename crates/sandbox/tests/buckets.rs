@@ -1,5 +1,5 @@
-//! Who shares a bucket: key and service, Apify path class, Bitrix24 local application, WB limit
-//! group. Every request spends a token, and the limit comes first.
+//! Who shares a bucket: key and service, Apify resource and path class, Bitrix24 local
+//! application, WB limit group, a sandbox set to share buckets per account. Every request spends a token, and the limit comes first.
 
 #![allow(
     clippy::unwrap_used,
@@ -186,24 +186,45 @@ async fn wb_content_is_one_bucket_across_its_methods() {
 }
 
 #[tokio::test]
-async fn apify_path_classes_and_bitrix_apps_have_their_own_buckets() {
+async fn apify_resources_path_classes_and_bitrix_apps_have_their_own_buckets() {
     let s = slow().await;
     let c = Caller {
         c: support::client(),
         base: s.base.clone(),
     };
+    // Apify limits per resource (docs.apify.com/api/v2 "Rate limiting": 60 requests per second
+    // per resource — one dataset, actor, run…): exhausting one dataset's bucket of 2 (SLOW)
+    // leaves another dataset, an actor's runs and the dataset list alone.
+    for _ in 0..2 {
+        assert_eq!(
+            c.status(M::GET, "/apify/v2/datasets/abc/items", &s.key, None)
+                .await,
+            200
+        );
+    }
     assert_eq!(
-        c.status(M::GET, "/apify/v2/datasets", &s.key, None).await,
-        200
+        c.status(M::GET, "/apify/v2/datasets/abc/items", &s.key, None)
+            .await,
+        429
     );
     assert_eq!(
         c.status(M::GET, "/apify/v2/datasets/abc", &s.key, None)
             .await,
-        200
+        429,
+        "the same dataset, the same class"
     );
+    for path in [
+        "/apify/v2/datasets/other/items",
+        "/apify/v2/acts/my-actor/runs",
+        "/apify/v2/datasets",
+    ] {
+        assert_eq!(c.status(M::GET, path, &s.key, None).await, 200, "{path}");
+    }
     assert_eq!(
-        c.status(M::GET, "/apify/v2/datasets", &s.key, None).await,
-        429
+        c.status(M::POST, "/apify/v2/acts/my-actor/runs", &s.key, None)
+            .await,
+        201,
+        "runs are a class of their own"
     );
     // Records and the profile are other classes.
     assert_eq!(
@@ -238,4 +259,61 @@ async fn apify_path_classes_and_bitrix_apps_have_their_own_buckets() {
             .await
             .unwrap();
     assert_eq!(app.status(), 200);
+}
+
+#[tokio::test]
+async fn a_sandbox_set_per_account_shares_its_buckets_across_keys() {
+    let dir = support::temp_dir();
+    let tenants = apistend_sandbox::Tenants::open(&dir).unwrap();
+    let demo = tenants.ensure_key("demo", "test-key").unwrap();
+    tenants.add_key(&demo.id, "second-key").unwrap();
+    drop(tenants);
+    let s = support::start_in(dir, |c| {
+        c.with_overrides(Overrides::from_toml(SLOW).unwrap())
+            .with_admin_token("a-test-admin-token-0123")
+    })
+    .await;
+    let c = Caller {
+        c: support::client(),
+        base: s.base.clone(),
+    };
+    let content = "/wb/content/v2/object/parent/all";
+    // Per key, the seeds' rule and the default: each key has the bucket of 2.
+    for key in ["test-key", "test-key", "second-key", "second-key"] {
+        assert_eq!(c.status(M::GET, content, key, None).await, 200, "{key}");
+    }
+    let settings = format!("{}/api/v1/sandboxes/{}/settings", s.base, demo.id);
+    let put = |body: serde_json::Value| {
+        c.c.put(&settings)
+            .bearer_auth("a-test-admin-token-0123")
+            .json(&body)
+            .send()
+    };
+    let r = put(serde_json::json!({"bucket_scope": {"nope": "account"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422, "an unknown service is refused");
+    let r = put(serde_json::json!({"bucket_scope": {"wb": "everyone"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "an unknown scope is refused");
+    let r = put(serde_json::json!({"bucket_scope": {"wb": "account"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["bucket_scope"]["wb"], "account", "{body}");
+    // One seller account: two keys share one bucket of 2 for WB…
+    assert_eq!(c.status(M::GET, content, "test-key", None).await, 200);
+    assert_eq!(c.status(M::GET, content, "second-key", None).await, 200);
+    assert_eq!(c.status(M::GET, content, "test-key", None).await, 429);
+    assert_eq!(c.status(M::GET, content, "second-key", None).await, 429);
+    // …and Ozon, not set, stays per key.
+    for key in ["test-key", "test-key", "second-key", "second-key"] {
+        assert_eq!(
+            c.status(M::POST, "/ozon/v3/product/list", key, None).await,
+            200,
+            "{key}"
+        );
+    }
 }

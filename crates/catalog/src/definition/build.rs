@@ -221,6 +221,25 @@ pub(crate) fn build(
             });
         }
     }
+    for (i, g) in file.groups.iter().enumerate() {
+        let at = index.get(g.id.get_ref()).copied();
+        for param in &g.per_resource {
+            let named = format!("{{{}}}", param.get_ref());
+            if !operations
+                .iter()
+                .any(|o| at.is_some_and(|at| o.groups.contains(&at)) && o.path.contains(&named))
+            {
+                return Err(src.err(
+                    param.span(),
+                    &format!("groups[{i}].per_resource"),
+                    format!(
+                        "no operation of group {:?} has a path parameter {named}",
+                        g.id.get_ref()
+                    ),
+                ));
+            }
+        }
+    }
     for h in &file.hosts {
         if !hosts.contains(h) {
             hosts.push(h.clone());
@@ -272,6 +291,7 @@ fn group(src: &Source<'_>, g: &GroupDef, field: &str) -> Result<LimitGroup, Cata
         quota: quota(src, &g.quota, &format!("{field}.quota"))?,
         scope: g.scope,
         documented: g.documented.map(|d| (d.period_ms, d.limit)),
+        per_resource: g.per_resource.iter().map(|p| p.get_ref().clone()).collect(),
     })
 }
 

@@ -103,6 +103,10 @@ pub struct GroupDef {
     /// The documented limit, for display: `limit` requests per `period_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documented: Option<Documented>,
+    /// Path parameters of its operations that split it into one bucket per resource
+    /// (`["datasetId", "actorId"]`): Apify limits per dataset, actor, key-value store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_resource: Vec<Spanned<String>>,
 }
 
 fn per_key() -> BucketScope {

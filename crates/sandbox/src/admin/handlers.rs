@@ -220,6 +220,8 @@ struct SettingsBody {
     latency_ms: Option<u64>,
     #[serde(default)]
     scenario: Option<ChaosBody>,
+    #[serde(default)]
+    bucket_scope: std::collections::BTreeMap<String, crate::tenants::ScopeChoice>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -239,7 +241,7 @@ pub(super) async fn put_settings(
     let b: SettingsBody = match parse_body(&body) {
         Ok(b) => b,
         Err(why) => {
-            let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}}";
+            let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}}";
             return ApiError::BadRequest(format!("{why}; {hint}")).into_response();
         }
     };
@@ -253,9 +255,18 @@ pub(super) async fn put_settings(
                 .seed
                 .unwrap_or_else(|| crate::secret::u64().unwrap_or_else(|_| fastrand::u64(..))),
         }),
+        bucket_scope: b.bucket_scope,
     };
     if let Err(e) = settings.validate(state.limits.max_delay_ms) {
         return ApiError::Unprocessable(e.to_string()).into_response();
+    }
+    if let Some(Err(e)) = settings
+        .bucket_scope
+        .keys()
+        .map(|sid| state.catalog.service_id(sid))
+        .find(Result::is_err)
+    {
+        return ApiError::Unprocessable(format!("bucket_scope: {e}")).into_response();
     }
     match state.tenants.set_settings(&id, settings.clone()) {
         Ok(()) => json_response(StatusCode::OK, &json!(settings)),
@@ -310,10 +321,12 @@ fn buckets_of(
                 .iter()
                 .filter(|g| f.group.as_ref().is_none_or(|want| *want == g.id))
             {
+                // Buckets per host are made on first use; not listed here. For a group per
+                // resource, this is the bucket of its operations that name no resource.
                 if g.scope == BucketScope::Host {
                     continue;
                 }
-                let bk = buckets::key(svc.id.as_str(), g, &owner, None);
+                let bk = buckets::key(svc.id.as_str(), g, &owner, &buckets::Target::default());
                 out.push((
                     key.to_string(),
                     svc.id,

@@ -24,7 +24,9 @@ use apistend_limiter::Quota;
 pub use file::DATA_FILE;
 pub(crate) use index::Principal;
 pub(crate) use records::{AdminRecord, Tombstone};
-pub use records::{AppRecord, ChaosRecord, LimitRecord, SandboxRecord, SettingsRecord};
+pub use records::{
+    AppRecord, ChaosRecord, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
+};
 pub(crate) use view::View;
 
 use crate::error::SandboxError;

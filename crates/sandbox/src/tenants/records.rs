@@ -2,6 +2,7 @@
 //! are refused rather than dropped (a file written by a newer version must not be downgraded),
 //! and every value is checked when read, naming the field.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use apistend_limiter::{Algorithm, Quota};
@@ -82,6 +83,21 @@ pub struct SettingsRecord {
     /// A scenario drawn at random for requests that send no `X-Mock-Scenario`.
     #[serde(default)]
     pub scenario: Option<ChaosRecord>,
+    /// Service id → whose buckets its requests spend, instead of each group's own scope:
+    /// `account` (every key of the sandbox shares them) or `key` (the default).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bucket_scope: BTreeMap<String, ScopeChoice>,
+}
+
+/// A sandbox's choice of bucket scope for one service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ScopeChoice {
+    /// Each group's own scope (per key unless the definition says otherwise).
+    Key,
+    /// One seller account: all keys of the sandbox share the service's buckets.
+    Account,
 }
 
 /// Reproducible chaos: the n-th request of the sandbox (counted from when this was set, or from

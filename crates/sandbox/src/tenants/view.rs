@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use apistend_limiter::{Algorithm, Quota};
 
-use super::records::{ChaosRecord, SandboxRecord};
+use super::records::{ChaosRecord, SandboxRecord, ScopeChoice};
 use crate::scenario::Scenario;
 
 /// One sandbox's limits and defaults, ready for the request path.
@@ -19,6 +19,10 @@ pub(crate) struct View {
     /// The default latency.
     pub(crate) latency_ms: Option<u64>,
     chaos: Option<Chaos>,
+    /// The sandbox's id: the owner of its buckets scoped per account.
+    pub(crate) sandbox: Arc<str>,
+    /// Services whose buckets the sandbox's keys share.
+    per_account: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -58,7 +62,20 @@ impl View {
             limits,
             latency_ms: s.settings.latency_ms,
             chaos,
+            sandbox: s.id.as_str().into(),
+            per_account: s
+                .settings
+                .bucket_scope
+                .iter()
+                .filter(|(_, c)| **c == ScopeChoice::Account)
+                .map(|(id, _)| id.clone())
+                .collect(),
         }
+    }
+
+    /// Whether the sandbox's keys share `service`'s buckets.
+    pub(crate) fn per_account(&self, service: &str) -> bool {
+        self.per_account.iter().any(|s| s == service)
     }
 
     /// The sandbox's own quota of `service`'s `group`, if it set one.
