@@ -15,26 +15,29 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod amocrm_import;
 pub mod definition;
 mod error;
 mod export;
 mod intern;
 mod model;
 mod overrides;
+mod rate_headers;
 mod render;
 mod resolve;
+pub mod templates;
 mod wb;
 pub mod wb_import;
 
 pub use error::CatalogError;
 pub use export::CatalogRow;
 pub use model::{
-    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle, LatencyProfile,
-    LimitGroup, Method, OperatingBudget, Operation, Plan, Rejection, Service, ServiceId,
-    short_host,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, LatencyProfile, LimitGroup,
+    Lockout, Method, OperatingBudget, Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
-pub use render::{ErrorAnswer, ErrorContext, ErrorKind, RateHeaders, X_APISTEND_RETRY_AFTER};
+pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};
+pub use render::{ErrorAnswer, ErrorContext, ErrorKind};
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
 
 use definition::Definitions;

@@ -251,6 +251,8 @@ pub struct Operation {
     pub category: Option<String>,
     /// A short human description.
     pub summary: Option<String>,
+    /// Its answer, when the definition writes one.
+    pub fixture: Option<Fixture>,
 }
 
 impl Operation {
@@ -322,6 +324,8 @@ pub enum AnswerSource {
     ApifyResources,
     /// Ozon's product and warehouse answers.
     OzonFixtures,
+    /// Each operation's `answer` in the definition.
+    Fixtures,
 }
 
 impl ErrorStyle {
@@ -349,20 +353,45 @@ pub enum ErrorStyle {
     Apify,
     /// Ozon (gRPC gateway `rpcStatus`): `{"code": INT, "message": TEXT, "details": []}`.
     Ozon,
+    /// The definition's own templates (`[errors.templates]`).
+    Template,
 }
 
-/// Which rate-limit headers a service really sends.
+/// A lockout: after `after` rejections within `within_secs`, every request of that owner gets
+/// the service's `locked` answer for `for_secs` (amoCRM blocks an integration that keeps
+/// violating its limit with 403s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
-pub enum HeaderStyle {
-    /// WB: `X-Ratelimit-Remaining` on every answer but a 429; `X-Ratelimit-Retry`,
-    /// `X-Ratelimit-Limit`, `X-Ratelimit-Reset` on a 429.
-    Wb,
-    /// Apify: `X-RateLimit-Limit` on every answer, nothing else.
-    Apify,
-    /// No rate-limit headers at all (Bitrix24, Ozon).
-    None,
+pub struct Lockout {
+    /// Rejections that trigger it…
+    pub after: u32,
+    /// …within this many seconds.
+    pub within_secs: u32,
+    /// How long it lasts.
+    pub for_secs: u32,
+}
+
+impl Lockout {
+    /// `after` rejections within `within_secs` lock out for `for_secs`.
+    #[must_use]
+    pub fn new(after: u32, within_secs: u32, for_secs: u32) -> Self {
+        Self {
+            after,
+            within_secs,
+            for_secs,
+        }
+    }
+}
+
+/// A fixed answer of an operation, written in its definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fixture {
+    /// Its status.
+    pub status: u16,
+    /// Its body (`null` for no content).
+    pub body: serde_json::Value,
 }
 
 /// A default latency: every answer waits `base_ms` unless the request says otherwise.
@@ -404,6 +433,8 @@ pub struct Service {
     pub name: String,
     /// Path prefix in the sandbox (`/wb`).
     pub prefix: &'static str,
+    /// `Content-Type` of its successful JSON answers.
+    pub content_type: &'static str,
     /// Channels a real client uses for its credential, besides [`CredentialChannel::MockKey`].
     pub credentials: Vec<CredentialChannel>,
     /// The answer over the limit.
@@ -411,7 +442,13 @@ pub struct Service {
     /// Its error body shape (for 401, 404 and scenarios too).
     pub errors: ErrorStyle,
     /// The rate-limit headers it sends.
-    pub headers: HeaderStyle,
+    pub headers: Vec<crate::RateHeader>,
+    /// Whether its rejection carries `X-APIStend-Retry-After` (for services that send no pause).
+    pub apistend_retry_after: bool,
+    /// Error bodies by kind, for [`ErrorStyle::Template`].
+    pub error_templates: crate::templates::Templates,
+    /// Its lockout after repeated violations.
+    pub lockout: Option<Lockout>,
     /// Default latency.
     pub latency: LatencyProfile,
     /// Its limit groups.

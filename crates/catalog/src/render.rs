@@ -3,10 +3,9 @@
 
 use std::fmt::Write as _;
 
-use apistend_limiter::Decision;
 use serde_json::json;
 
-use crate::model::{ErrorStyle, HeaderStyle, Service};
+use crate::model::{ErrorStyle, Service};
 
 /// Kinds of error answers a service gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +25,8 @@ pub enum ErrorKind {
     Conflict,
     /// A request the service rejects, with the reason.
     BadRequest(String),
+    /// A client locked out after repeated violations (amoCRM's 403).
+    Locked,
     /// The service failed.
     ServerError,
     /// The service is down for a while.
@@ -42,6 +43,8 @@ pub struct ErrorContext<'a> {
     pub timestamp: &'a str,
     /// The capacity of the bucket that refused, for messages that name it.
     pub limit: u32,
+    /// Whole seconds until a retry may pass, for bodies that say so.
+    pub retry_after: u64,
 }
 
 impl<'a> ErrorContext<'a> {
@@ -51,7 +54,15 @@ impl<'a> ErrorContext<'a> {
             request_id,
             timestamp,
             limit,
+            retry_after: 0,
         }
+    }
+
+    /// The same context, with the pause before a retry.
+    #[must_use]
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = secs;
+        self
     }
 }
 
@@ -67,16 +78,21 @@ pub struct ErrorAnswer {
     pub body: String,
 }
 
-fn status_text(status: u16) -> &'static str {
+pub(crate) fn status_text(status: u16) -> &'static str {
     match status {
         400 => "Bad Request",
+        402 => "Payment Required",
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
         409 => "Conflict",
+        412 => "Precondition Failed",
+        420 => "Enhance Your Calm",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
+        502 => "Bad Gateway",
         503 => "Service Unavailable",
+        504 => "Gateway Timeout",
         _ => "Error",
     }
 }
@@ -89,67 +105,15 @@ impl Service {
             ErrorStyle::B24 => b24(kind),
             ErrorStyle::Apify => apify(kind, ctx),
             ErrorStyle::Ozon => ozon(kind),
+            ErrorStyle::Template => crate::templates::render(
+                &self.error_templates,
+                kind,
+                ctx,
+                (self.rejection.status, self.rejection.content_type),
+            ),
         }
     }
-
-    /// The rate-limit headers the real service sends with an answer, given the bucket's decision:
-    /// `rejected` for the over-the-limit answer. Where the real service gives no pause on its
-    /// rejection, [`X_APISTEND_RETRY_AFTER`] carries it; no header is invented beyond that.
-    pub fn rate_headers(&self, decision: &Decision, rejected: bool) -> RateHeaders {
-        let mut h = RateHeaders::default();
-        let retry = decision.retry_after_secs().max(1);
-        match self.headers {
-            HeaderStyle::Wb if rejected => {
-                h.push("x-ratelimit-retry", retry);
-                h.push("x-ratelimit-limit", u64::from(decision.limit));
-                h.push("x-ratelimit-reset", decision.reset_after_secs());
-            }
-            HeaderStyle::Wb => h.push("x-ratelimit-remaining", u64::from(decision.remaining)),
-            HeaderStyle::Apify => {
-                h.push("x-ratelimit-limit", u64::from(decision.limit));
-                if rejected {
-                    h.push(X_APISTEND_RETRY_AFTER, retry);
-                }
-            }
-            HeaderStyle::None => {
-                if rejected {
-                    h.push(X_APISTEND_RETRY_AFTER, retry);
-                }
-            }
-        }
-        h
-    }
 }
-
-/// Up to three rate-limit headers: names and whole-second or count values (no allocation: this
-/// is on every answer).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RateHeaders {
-    items: [(&'static str, u64); 3],
-    len: usize,
-}
-
-impl RateHeaders {
-    fn push(&mut self, name: &'static str, value: u64) {
-        if let Some(slot) = self.items.get_mut(self.len) {
-            *slot = (name, value);
-            self.len += 1;
-        }
-    }
-
-    /// The headers, in the order the service sends them.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.items.iter().take(self.len).copied()
-    }
-
-    /// The value of `name`, if sent.
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
-    }
-}
-
-/// The sandbox's own hint of a pause, for services that give none.
-pub const X_APISTEND_RETRY_AFTER: &str = "x-apistend-retry-after";
 
 fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     let (status, title, detail): (u16, &str, &str) = match kind {
@@ -161,7 +125,9 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "unauthorized",
             "token problem; token is not valid for this sandbox",
         ),
-        ErrorKind::Forbidden => (403, "forbidden", "access denied for this token"),
+        ErrorKind::Forbidden | ErrorKind::Locked => {
+            (403, "forbidden", "access denied for this token")
+        }
         ErrorKind::NotFound => (
             404,
             "path not found",
@@ -230,7 +196,7 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
             "Method is blocked due to operation time limit.".to_owned(),
         ),
         ErrorKind::Unauthorized => (401, "NO_AUTH_FOUND", "Wrong authorization data".to_owned()),
-        ErrorKind::Forbidden => (
+        ErrorKind::Forbidden | ErrorKind::Locked => (
             403,
             "insufficient_scope",
             "The request requires higher privileges than provided by the access token".to_owned(),
@@ -275,7 +241,7 @@ fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "token-not-provided",
             "Authentication token was not provided".to_owned(),
         ),
-        ErrorKind::Forbidden => (
+        ErrorKind::Forbidden | ErrorKind::Locked => (
             403,
             "insufficient-permissions",
             "You do not have permission to perform this action".to_owned(),
@@ -321,7 +287,7 @@ fn ozon(kind: &ErrorKind) -> ErrorAnswer {
             16,
             "Client-Id and Api-Key headers are required".to_owned(),
         ),
-        ErrorKind::Forbidden => (403, 7, "Permission denied".to_owned()),
+        ErrorKind::Forbidden | ErrorKind::Locked => (403, 7, "Permission denied".to_owned()),
         ErrorKind::NotFound => (404, 5, "Not Found".to_owned()),
         ErrorKind::Conflict => (409, 10, "Conflict".to_owned()),
         ErrorKind::BadRequest(why) => (400, 3, why.clone()),

@@ -44,7 +44,7 @@ fn refused(text: &str) -> (usize, String, String) {
 fn every_builtin_definition_parses_validates_and_round_trips() {
     let defs = Definitions::builtin();
     let files = defs.parse().unwrap();
-    assert_eq!(files.len(), 4);
+    assert_eq!(files.len(), 5);
     let mut again = Definitions::default();
     for (file, (name, _)) in files.iter().zip(BUILTIN) {
         let text = to_toml(file).unwrap();
@@ -60,13 +60,13 @@ fn every_builtin_definition_parses_validates_and_round_trips() {
     let reloaded = Catalog::load(&again, None).unwrap();
     assert_eq!(original.services(), reloaded.services());
     let ids: Vec<&str> = original.services().iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["wb", "b24", "apify", "ozon"]);
+    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "amocrm"]);
 }
 
 #[test]
 fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
     let c = load("ozon2.toml", &ozon_as("ozon2", "/oz2")).unwrap();
-    assert_eq!(c.services().len(), 5);
+    assert_eq!(c.services().len(), 6);
     let id = c.service_id("ozon2").unwrap();
     let (svc, rest) = c.route("/oz2/v1/warehouse/list").unwrap();
     assert_eq!((svc.id, rest), (id, "/v1/warehouse/list"));
@@ -81,7 +81,7 @@ fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
 
     let slower = ozon_as("ozon", "/ozon").replace("latency_ms = 25", "latency_ms = 250");
     let c = load("mine/ozon.toml", &slower).unwrap();
-    assert_eq!(c.services().len(), 4, "replaced, not added");
+    assert_eq!(c.services().len(), 5, "replaced, not added");
     assert_eq!(c.service(ServiceId::OZON).unwrap().latency.base_ms, 250);
     assert_eq!(
         c.services()[3].id,
@@ -115,9 +115,10 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     let base = ozon_as("shop", "/shop");
 
     // An unknown key: the parser's message lists what is allowed.
-    let (line, _, reason) =
-        refused(&base.replace("latency_ms = 25", "latency_ms = 25\nlatncy = 3"));
-    assert_eq!(line, 13, "{reason}");
+    let text = base.replace("latency_ms = 25", "latency_ms = 25\nlatncy = 3");
+    let want = text.lines().position(|l| l.starts_with("latncy")).unwrap() + 1;
+    let (line, _, reason) = refused(&text);
+    assert_eq!(line, want, "{reason}");
     assert!(
         reason.contains("unknown field `latncy`") && reason.contains("latency_ms"),
         "{reason}"
@@ -185,7 +186,32 @@ fn a_directory_adds_its_toml_files_in_name_order() {
     std::fs::write(dir.path().join("notes.txt"), "not a definition").unwrap();
     let c = Catalog::load(&Definitions::builtin().with_dir(dir.path()).unwrap(), None).unwrap();
     let ids: Vec<&str> = c.services().iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "shop-a", "shop-b"]);
+    assert_eq!(
+        ids,
+        ["wb", "b24", "apify", "ozon", "amocrm", "shop-a", "shop-b"]
+    );
     let missing = Definitions::builtin().with_dir(&dir.path().join("nope"));
     assert!(matches!(missing, Err(CatalogError::Definition { .. })));
+}
+
+#[test]
+fn the_committed_amocrm_definition_is_what_its_importer_generates() {
+    let endpoints = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/specs/amocrm/endpoints.json"
+    );
+    let Ok(json) = std::fs::read_to_string(endpoints) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{endpoints} is missing in CI"
+        );
+        eprintln!("SKIP: {endpoints} not found (../shared is not beside the repository)");
+        return;
+    };
+    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == "amocrm.toml").unwrap();
+    let generated = apistend_catalog::amocrm_import::import(committed, &json).unwrap();
+    assert!(
+        generated == *committed,
+        "services/amocrm.toml is stale: run apistend catalog import-amocrm"
+    );
 }

@@ -43,11 +43,25 @@ enum CatalogCommand {
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
     },
+    /// Regenerate the operations of an amoCRM definition from endpoints.json (see
+    /// ../shared/specs/amocrm): everything above the definition's marker line is kept.
+    ImportAmocrm {
+        /// The endpoints file.
+        endpoints: PathBuf,
+        /// The definition to rewrite (services/amocrm.toml).
+        #[arg(long)]
+        definition: PathBuf,
+    },
 }
 
 pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
-    if let Some(CatalogCommand::ImportWbOpenapi { dir, output }) = args.command {
-        return import(&dir, output);
+    match args.command {
+        Some(CatalogCommand::ImportWbOpenapi { dir, output }) => return import(&dir, output),
+        Some(CatalogCommand::ImportAmocrm {
+            endpoints,
+            definition,
+        }) => return import_amocrm(&endpoints, &definition),
+        None => {}
     }
     let overrides = match &args.overrides {
         Some(path) => Overrides::from_toml(
@@ -90,6 +104,22 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+fn import_amocrm(endpoints: &std::path::Path, definition: &std::path::Path) -> anyhow::Result<()> {
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
+    };
+    let text = apistend_catalog::amocrm_import::import(&read(definition)?, &read(endpoints)?)?;
+    // Built once, so that a definition that does not load is never written.
+    let name = definition.display().to_string();
+    let defs =
+        apistend_catalog::definition::Definitions::builtin().with_file(name, text.clone())?;
+    Catalog::load(&defs, None).context("the generated definition does not load")?;
+    std::fs::write(definition, text)
+        .with_context(|| format!("writing {}", definition.display()))?;
+    eprintln!("wrote {}", definition.display());
     Ok(())
 }
 

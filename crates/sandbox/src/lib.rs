@@ -15,6 +15,7 @@ mod buckets;
 mod call;
 mod clock;
 mod error;
+mod lockout;
 mod metrics;
 mod operating;
 mod pipeline;
@@ -198,6 +199,8 @@ pub(crate) struct AppState {
     pub(crate) spec_operations: usize,
     /// The operating-time budget of each service whose definition has one (Bitrix24's).
     pub(crate) operating: Vec<(ServiceId, operating::Operating)>,
+    /// Owners locked out after repeated rejections, for services whose definition says so.
+    pub(crate) lockouts: lockout::Lockouts,
     pub(crate) limits: Limits,
     pub(crate) admin_limiter: MemoryStore,
     pub(crate) admin_quota: apistend_limiter::Quota,
@@ -318,6 +321,7 @@ impl Sandbox {
             spec_operations,
             answers,
             operating,
+            lockouts: lockout::Lockouts::default(),
             limits: Limits {
                 max_delay_ms: config.max_delay_ms,
                 max_timeout_ms: config.max_timeout_ms,

@@ -316,6 +316,11 @@ async fn handle_inner(
     };
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
+    // A locked-out owner gets the lockout's answer and spends nothing.
+    if service.lockout.is_some() && state.lockouts.locked(id, &owner.key, started) {
+        return Answer::error(service, &ErrorKind::Locked, &meta.ctx(0)).into_response();
+    }
+
     // Limit first: every request spends a token, whatever follows.
     let charge = match buckets::take(&state.store, &resolved, &owner, &at).await {
         Ok(c) => c,
@@ -329,6 +334,9 @@ async fn handle_inner(
     let limit = decision.limit;
     seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
+        if let Some(rule) = &service.lockout {
+            state.lockouts.rejected(id, &owner.key, rule, started);
+        }
         return rejection(service, &decision, &meta.ctx(limit)).into_response();
     }
     let plain = |kind: ErrorKind, d: &Decision| {
@@ -471,7 +479,8 @@ async fn read_body(
 }
 
 fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {
-    let mut a = Answer::error(service, &ErrorKind::RateLimited, ctx)
+    let ctx = ctx.with_retry_after(decision.retry_after_secs().max(1));
+    let mut a = Answer::error(service, &ErrorKind::RateLimited, &ctx)
         .rate(service.rate_headers(decision, true));
     a.scenario = Some(Scenario::RateLimit.name());
     a
@@ -494,7 +503,7 @@ fn success(
         .iter()
         .find(|(id, _)| *id == service.id)
         .and_then(|(_, source)| source.answer(service, op, call));
-    let content_type = service.rejection.content_type;
+    let content_type = service.content_type;
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),
         Some(Ok(s)) => Answer {

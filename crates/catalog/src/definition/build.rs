@@ -12,8 +12,11 @@ use super::file::{GroupDef, Import, QuotaDef, ServiceFile};
 use crate::error::CatalogError;
 use crate::intern::intern;
 use crate::model::{
-    LatencyProfile, LimitGroup, Method, Operation, Plan, Rejection, Service, ServiceId, short_host,
+    AnswerSource, ErrorStyle, Fixture, LatencyProfile, LimitGroup, Method, Operation, Plan,
+    Rejection, Service, ServiceId, short_host,
 };
+use crate::rate_headers::{MAX_RATE_HEADERS, RateHeader};
+use crate::templates::{TEMPLATE_NAMES, Templates};
 use crate::wb_import::WbCatalogFile;
 
 /// What an `import` of a definition reads.
@@ -200,6 +203,17 @@ pub(crate) fn build(
                 })?;
             cost.insert(code, *tokens);
         }
+        let fixture = match &o.answer {
+            Some(a) => Some(answer(src, a, &format!("{field}.answer"))?),
+            None => None,
+        };
+        if file.answers == AnswerSource::Fixtures && fixture.is_none() {
+            return Err(src.err(
+                o.method.span(),
+                &format!("{field}.answer"),
+                "answers = \"fixtures\": every operation writes its answer = { status, body }",
+            ));
+        }
         for path in &o.paths {
             if !path.starts_with('/') {
                 return Err(src.err(
@@ -218,6 +232,7 @@ pub(crate) fn build(
                 deprecated: false,
                 category: o.category.clone(),
                 summary: o.summary.clone(),
+                fixture: fixture.clone(),
             });
         }
     }
@@ -258,10 +273,26 @@ pub(crate) fn build(
             })
         })
         .collect::<Result<Vec<_>, CatalogError>>()?;
+    let headers = rate_headers(src, file)?;
+    let error_templates = templates(src, file)?;
+    if let Some(l) = file.lockout
+        && (l.after == 0 || l.within_secs == 0 || l.for_secs == 0)
+    {
+        return Err(src.err(
+            0..0,
+            "lockout",
+            "after, within_secs and for_secs are at least 1",
+        ));
+    }
     Ok(Service {
         id: ServiceId::new(id),
         name: file.name.clone().unwrap_or_else(|| id.clone()),
         prefix: intern(prefix),
+        content_type: intern(
+            file.content_type
+                .as_deref()
+                .unwrap_or(&file.rejection.content_type),
+        ),
         credentials: file.credentials.clone(),
         rejection: Rejection {
             status,
@@ -269,7 +300,10 @@ pub(crate) fn build(
             style: file.errors,
         },
         errors: file.errors,
-        headers: file.rate_headers,
+        headers,
+        apistend_retry_after: file.apistend_retry_after,
+        error_templates,
+        lockout: file.lockout,
         latency: LatencyProfile {
             base_ms: file.latency_ms,
         },
@@ -282,6 +316,145 @@ pub(crate) fn build(
         hosts,
         plans,
     })
+}
+
+fn rate_headers(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<RateHeader>, CatalogError> {
+    if file.rate_headers.len() > MAX_RATE_HEADERS {
+        return Err(src.err(
+            0..0,
+            "rate_headers",
+            format!("at most {MAX_RATE_HEADERS} headers"),
+        ));
+    }
+    file.rate_headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let field = format!("rate_headers[{i}]");
+            let name = h.name.get_ref();
+            if !is_token(name) {
+                return Err(src.err(
+                    h.name.span(),
+                    &format!("{field}.name"),
+                    format!("{name:?} is not a header name"),
+                ));
+            }
+            let value = match (h.value, h.fixed) {
+                (Some(v), None) => Ok(v),
+                (None, Some(n)) => Err(n),
+                _ => {
+                    return Err(src.err(
+                        h.name.span(),
+                        &field,
+                        "give value (remaining, limit, retry_after_secs, retry_after_ms, reset_secs, reset_ms) or fixed = N",
+                    ));
+                }
+            };
+            Ok(RateHeader {
+                name: intern(&name.to_ascii_lowercase()),
+                value,
+                on: h.on,
+            })
+        })
+        .collect()
+}
+
+fn templates(src: &Source<'_>, file: &ServiceFile) -> Result<Templates, CatalogError> {
+    if file.errors == ErrorStyle::Template && file.error_templates.is_empty() {
+        return Err(src.err(
+            0..0,
+            "error_templates",
+            "errors = \"template\" needs error_templates (at least `default`)",
+        ));
+    }
+    let mut out = Templates::new();
+    for (name, t) in &file.error_templates {
+        let field = format!("error_templates.{name}");
+        if !TEMPLATE_NAMES.contains(&name.as_str()) {
+            return Err(src.err(
+                t.span(),
+                &field,
+                format!(
+                    "no error kind {name:?}; one of {}",
+                    TEMPLATE_NAMES.join(", ")
+                ),
+            ));
+        }
+        let tv = t.get_ref();
+        if tv.status.is_some_and(|s| !(400..=599).contains(&s)) {
+            return Err(src.err(t.span(), &format!("{field}.status"), "a 4xx or 5xx status"));
+        }
+        let json = tv
+            .content_type
+            .as_deref()
+            .unwrap_or(&file.rejection.content_type)
+            .contains("json");
+        // A body that is JSON must stay JSON once filled (a message with quotes included).
+        let mut one = Templates::new();
+        one.insert(name.clone(), tv.clone());
+        let filled = crate::templates::render(
+            &one,
+            &template_kind(name),
+            &crate::ErrorContext::new("req-1", "2026-01-01T00:00:00Z", 1),
+            (429, "application/json"),
+        )
+        .body;
+        if json
+            && !filled.is_empty()
+            && let Err(e) = serde_json::from_str::<serde_json::Value>(&filled)
+        {
+            return Err(src.err(
+                t.span(),
+                &format!("{field}.body"),
+                format!("the filled body is not JSON ({e}): {filled}"),
+            ));
+        }
+        out.insert(name.clone(), tv.clone());
+    }
+    Ok(out)
+}
+
+fn template_kind(name: &str) -> crate::ErrorKind {
+    use crate::ErrorKind as K;
+    match name {
+        "rate_limited" => K::RateLimited,
+        "operating_time" => K::OperatingTime,
+        "unauthorized" => K::Unauthorized,
+        "forbidden" => K::Forbidden,
+        "locked" => K::Locked,
+        "not_found" => K::NotFound,
+        "conflict" => K::Conflict,
+        "server_error" => K::ServerError,
+        "unavailable" => K::Unavailable,
+        _ => K::BadRequest("a \"sample\" message".into()),
+    }
+}
+
+fn answer(
+    src: &Source<'_>,
+    a: &super::file::AnswerDef,
+    field: &str,
+) -> Result<Fixture, CatalogError> {
+    if !(100..=599).contains(&a.status) {
+        return Err(src.err(0..0, &format!("{field}.status"), "an HTTP status"));
+    }
+    let body = match &a.body {
+        Some(b) => serde_json::from_str(b.get_ref())
+            .map_err(|e| src.err(b.span(), &format!("{field}.body"), format!("not JSON: {e}")))?,
+        None => serde_json::Value::Null,
+    };
+    Ok(Fixture {
+        status: a.status,
+        body,
+    })
+}
+
+/// An HTTP header name (RFC 9110 token).
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 fn group(src: &Source<'_>, g: &GroupDef, field: &str) -> Result<LimitGroup, CatalogError> {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::model::{AnswerSource, BucketScope, CredentialChannel, ErrorStyle, HeaderStyle};
+use crate::model::{AnswerSource, BucketScope, CredentialChannel, ErrorStyle};
 
 /// One service's definition file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,11 +26,26 @@ pub struct ServiceFile {
     pub hosts: Vec<String>,
     /// The channels a real client sends its credential on (`X-Mock-Key` always works too).
     pub credentials: Vec<CredentialChannel>,
+    /// `Content-Type` of its successful answers; the rejection's when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
     /// The shape of its error bodies.
     pub errors: ErrorStyle,
     /// The rate-limit headers it sends.
-    #[serde(default = "no_headers")]
-    pub rate_headers: HeaderStyle,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_headers: Vec<RateHeaderDef>,
+    /// Whether its rejection carries `X-APIStend-Retry-After`, the sandbox's hint of the pause
+    /// (for services that send none of their own).
+    #[serde(default = "yes")]
+    pub apistend_retry_after: bool,
+    /// Error bodies by kind, for `errors = "template"`: `rate_limited`, `unauthorized`,
+    /// `forbidden`, `not_found`, `conflict`, `bad_request`, `server_error`, `unavailable`,
+    /// `operating_time`, `locked`, and `default` for the others.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_templates: BTreeMap<String, Spanned<crate::templates::Template>>,
+    /// A lockout after repeated rejections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockout: Option<crate::model::Lockout>,
     /// Where its successful answers come from.
     pub answers: AnswerSource,
     /// Milliseconds every answer waits unless the request says otherwise.
@@ -60,8 +75,26 @@ pub struct ServiceFile {
     pub plans: BTreeMap<String, PlanDef>,
 }
 
-fn no_headers() -> HeaderStyle {
-    HeaderStyle::None
+fn yes() -> bool {
+    true
+}
+
+/// One rate-limit header: its name, what it carries (`value`, or a `fixed` number) and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RateHeaderDef {
+    /// The header's name.
+    pub name: Spanned<String>,
+    /// A number of the bucket's decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<crate::RateValue>,
+    /// Or a fixed number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<u64>,
+    /// `always` (the default), `allowed` or `rejected`.
+    #[serde(default)]
+    pub on: crate::When,
 }
 
 /// An importer whose committed output supplies operations and groups.
@@ -171,6 +204,26 @@ pub struct OperationDef {
     /// The service's category of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// Its answer, for `answers = "fixtures"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerDef>,
+}
+
+/// A written answer: a status and a JSON body (none for no content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AnswerDef {
+    /// Its status (200 when absent).
+    #[serde(default = "ok")]
+    pub status: u16,
+    /// Its body, as JSON text; none for no content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Spanned<String>>,
+}
+
+fn ok() -> u16 {
+    200
 }
 
 /// Batched calls.

@@ -17,7 +17,7 @@ pub(crate) use build::{Imports, Source, service_of};
 use crate::error::CatalogError;
 
 /// The built-in definitions, in catalog order: file name and text.
-pub const BUILTIN: [(&str, &str); 4] = [
+pub const BUILTIN: [(&str, &str); 5] = [
     ("wb.toml", include_str!("../../../../services/wb.toml")),
     ("b24.toml", include_str!("../../../../services/b24.toml")),
     (
@@ -25,6 +25,10 @@ pub const BUILTIN: [(&str, &str); 4] = [
         include_str!("../../../../services/apify.toml"),
     ),
     ("ozon.toml", include_str!("../../../../services/ozon.toml")),
+    (
+        "amocrm.toml",
+        include_str!("../../../../services/amocrm.toml"),
+    ),
 ];
 
 /// Definition texts to load, each with the name its errors give.

@@ -26,6 +26,7 @@ pub(crate) fn of(source: AnswerSource, specs: Option<WbSpecs>) -> Box<dyn Answer
         AnswerSource::B24Methods => Box::new(B24Methods),
         AnswerSource::ApifyResources => Box::new(ApifyResources),
         AnswerSource::OzonFixtures => Box::new(OzonFixtures),
+        AnswerSource::Fixtures => Box::new(Fixtures),
         _ => Box::new(Nothing),
     }
 }
@@ -65,6 +66,16 @@ struct OzonFixtures;
 impl Answers for OzonFixtures {
     fn answer(&self, _: &Service, op: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
         Some(Ok(ozon::answer(op)))
+    }
+}
+
+/// The answers written in the definition, one per operation.
+struct Fixtures;
+
+impl Answers for Fixtures {
+    fn answer(&self, _: &Service, op: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
+        let f = op.fixture.as_ref()?;
+        Some(Ok(Success::new(f.status, f.body.clone())))
     }
 }
 

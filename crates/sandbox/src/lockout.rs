@@ -1,0 +1,79 @@
+//! A definition's lockout: after `after` rejections within `within_secs`, every request of that
+//! owner gets the service's `locked` answer for `for_secs` (amoCRM's 403 for an integration
+//! that keeps violating). Kept per instance, in memory: a lockout is a penalty the sandbox
+//! shows, not a quota several instances must agree on.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+use apistend_catalog::{Lockout, ServiceId};
+
+/// Owners tracked at most; beyond it, owners neither locked nor recently rejected are dropped.
+const MAX_OWNERS: usize = 100_000;
+
+#[derive(Debug, Default)]
+struct Entry {
+    /// Times of the recent rejections, in seconds.
+    rejections: VecDeque<f64>,
+    /// Locked until then.
+    until: f64,
+}
+
+/// The lockouts of every service that defines one.
+#[derive(Debug, Default)]
+pub(crate) struct Lockouts {
+    owners: Mutex<HashMap<(ServiceId, String), Entry>>,
+}
+
+impl Lockouts {
+    /// Whether `owner` of `service` is locked out at `now`.
+    pub(crate) fn locked(&self, service: ServiceId, owner: &str, now: f64) -> bool {
+        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        owners
+            .get(&(service, owner.to_owned()))
+            .is_some_and(|e| e.until > now)
+    }
+
+    /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so.
+    pub(crate) fn rejected(&self, service: ServiceId, owner: &str, rule: &Lockout, now: f64) {
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        if owners.len() >= MAX_OWNERS {
+            let window = f64::from(rule.within_secs);
+            owners.retain(|_, e| {
+                e.until > now || e.rejections.back().is_some_and(|t| now - t < window)
+            });
+        }
+        let e = owners.entry((service, owner.to_owned())).or_default();
+        let since = now - f64::from(rule.within_secs);
+        while e.rejections.front().is_some_and(|t| *t <= since) {
+            e.rejections.pop_front();
+        }
+        e.rejections.push_back(now);
+        if e.rejections.len() >= usize::try_from(rule.after).unwrap_or(usize::MAX) {
+            e.until = now + f64::from(rule.for_secs);
+            e.rejections.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_rejections_within_the_window_lock_for_the_duration() {
+        let l = Lockouts::default();
+        let rule = Lockout::new(3, 10, 60);
+        let id = ServiceId::new("amocrm");
+        l.rejected(id, "k", &rule, 0.0);
+        l.rejected(id, "k", &rule, 5.0);
+        // The first has left the window: two in it, no lock.
+        l.rejected(id, "k", &rule, 10.5);
+        assert!(!l.locked(id, "k", 10.6));
+        l.rejected(id, "k", &rule, 11.0);
+        assert!(l.locked(id, "k", 11.1));
+        assert!(!l.locked(id, "other", 11.1), "per owner");
+        assert!(l.locked(id, "k", 70.9));
+        assert!(!l.locked(id, "k", 71.1), "for 60 s");
+    }
+}

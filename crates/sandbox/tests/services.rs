@@ -1,0 +1,119 @@
+//! Services defined by files alone: amoCRM (services/amocrm.toml, no Rust code of its own) —
+//! its answers, its 429 and its lockout, checked against the documented shapes.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod support;
+
+use serde_json::Value;
+
+/// amoCRM's ten most used calls (leads, contacts, companies, tasks, pipelines, users, account —
+/// the official PHP SDK's main services) answer 200 with the HAL bodies of endpoints.json.
+#[tokio::test]
+async fn amocrm_answers_its_most_used_endpoints_from_its_definition() {
+    let s = support::start(|c| c).await;
+    let http = support::client();
+    let calls = [
+        ("GET", "/api/v4/account", "subdomain"),
+        ("GET", "/api/v4/leads", "_embedded"),
+        ("GET", "/api/v4/leads/20000001", "price"),
+        ("GET", "/api/v4/leads/pipelines", "_embedded"),
+        ("GET", "/api/v4/contacts", "_embedded"),
+        ("GET", "/api/v4/companies", "_embedded"),
+        ("GET", "/api/v4/tasks", "_embedded"),
+        ("GET", "/api/v4/users", "_embedded"),
+        ("POST", "/api/v4/leads", "_embedded"),
+        ("PATCH", "/api/v4/leads/20000001", "id"),
+    ];
+    for (method, path, field) in calls {
+        // One integration's 7 per second: pace the calls.
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        let r = http
+            .request(method.parse().unwrap(), format!("{}/amocrm{path}", s.base))
+            .bearer_auth(&s.key)
+            .header("X-Mock-Delay", "0")
+            .json(&serde_json::json!([{"name": "x"}]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{method} {path}");
+        assert_eq!(
+            r.headers()["content-type"],
+            "application/hal+json",
+            "{method} {path}"
+        );
+        let body: Value = r.json().await.unwrap();
+        assert!(body.get(field).is_some(), "{method} {path}: {body}");
+    }
+    // An unknown token: amoCRM's problem+json 401.
+    let r = http
+        .get(format!("{}/amocrm/api/v4/leads", s.base))
+        .bearer_auth("not-a-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        (&body["title"], &body["type"], &body["status"]),
+        (
+            &Value::from("Unauthorized"),
+            &Value::from("https://httpstatus.es/401"),
+            &Value::from(401)
+        )
+    );
+    assert!(body["detail"].is_string());
+}
+
+/// Source: ../shared/specs/amocrm/limits.json — "not more than 7 requests per second"
+/// (developers.kommo.com/docs/limitations); over it a 429 whose body is not JSON (the official
+/// SDK raises AmoCRMApiTooManyRequestsException for exactly that), no rate-limit headers; an
+/// integration that keeps violating gets 403 for every request, an nginx HTML page (issues #563,
+/// #434). The lockout numbers are APIStend's (20 rejections within 60 s, 5 minutes).
+#[tokio::test]
+async fn amocrm_refuses_the_eighth_request_in_a_second_then_locks_out_a_hammering_integration() {
+    let s = support::start(|c| c).await;
+    let http = support::client();
+    let get = |key: String| {
+        http.get(format!("{}/amocrm/api/v4/leads", s.base))
+            .bearer_auth(key)
+            .header("X-Mock-Delay", "0")
+            .send()
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        statuses.push(get(s.key.clone()).await.unwrap().status().as_u16());
+    }
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 429]);
+    let r = get(s.key.clone()).await.unwrap();
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["content-type"], "text/html");
+    for h in ["retry-after", "x-ratelimit-limit", "x-ratelimit-remaining"] {
+        assert!(r.headers().get(h).is_none(), "amoCRM sends no {h}");
+    }
+    assert!(
+        r.headers().get("x-apistend-retry-after").is_some(),
+        "the sandbox's own hint of the pause"
+    );
+    let body = r.text().await.unwrap();
+    assert!(body.contains("429 Too Many Requests"), "{body}");
+    assert!(serde_json::from_str::<Value>(&body).is_err(), "not JSON");
+
+    // Two rejections so far; eighteen more within the minute lock the integration out.
+    for _ in 0..18 {
+        assert_eq!(get(s.key.clone()).await.unwrap().status(), 429);
+    }
+    let r = get(s.key.clone()).await.unwrap();
+    assert_eq!(r.status(), 403);
+    assert_eq!(r.headers()["content-type"], "text/html");
+    assert!(r.text().await.unwrap().contains("403 Forbidden"));
+    // Even after the bucket refilled.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    assert_eq!(get(s.key.clone()).await.unwrap().status(), 403);
+}
