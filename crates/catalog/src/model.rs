@@ -449,6 +449,9 @@ pub struct Service {
     pub error_templates: crate::templates::Templates,
     /// Its lockout after repeated violations.
     pub lockout: Option<Lockout>,
+    /// Whether operation paths match whatever their case (Bitrix24: `crm.deal.Get` is
+    /// `crm.deal.get`); the sandbox lower-cases them.
+    pub case_insensitive_paths: bool,
     /// Default latency.
     pub latency: LatencyProfile,
     /// Its limit groups.

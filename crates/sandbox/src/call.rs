@@ -72,6 +72,12 @@ impl Call {
         } else {
             None
         };
+        if service.case_insensitive_paths {
+            call.path.make_ascii_lowercase();
+            if let Some(m) = &mut call.b24_method {
+                m.make_ascii_lowercase();
+            }
+        }
         if call.credential.is_none() {
             call.credential = service
                 .credentials

@@ -84,6 +84,25 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
         .await
         .unwrap();
     assert_eq!(v["result"]["ID"], "5");
+    // Method names are case-insensitive (../shared/specs/b24/limits.md), in a batch too.
+    let v: Value = b24("CRM.Deal.Get")
+        .query(&[("id", "6")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"]["ID"], "6", "{v}");
+    let v: Value = b24("batch")
+        .json(&serde_json::json!({"cmd": {"a": "crm.deal.Get?id=7"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"]["result"]["a"]["ID"], "7", "{v}");
     let v: Value = b24("batch")
         .json(&serde_json::json!({"cmd": {"a": "crm.deal.get?id=1", "b": "profile"}}))
         .send()

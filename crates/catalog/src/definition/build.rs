@@ -304,6 +304,7 @@ pub(crate) fn build(
         apistend_retry_after: file.apistend_retry_after,
         error_templates,
         lockout: file.lockout,
+        case_insensitive_paths: file.case_insensitive_paths,
         latency: LatencyProfile {
             base_ms: file.latency_ms,
         },

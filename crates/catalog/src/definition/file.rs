@@ -43,6 +43,9 @@ pub struct ServiceFile {
     /// `operating_time`, `locked`, and `default` for the others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_templates: BTreeMap<String, Spanned<crate::templates::Template>>,
+    /// Whether operation paths match whatever their case (Bitrix24's method names).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub case_insensitive_paths: bool,
     /// A lockout after repeated rejections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockout: Option<crate::model::Lockout>,

@@ -116,6 +116,9 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
     let mut errors = serde_json::Map::new();
     for (key, cmd) in &cmds {
         let (method, params) = cmd.split_once('?').unwrap_or((cmd.as_str(), ""));
+        // Method names are case-insensitive in a batch too.
+        let method = method.to_ascii_lowercase();
+        let method = method.as_str();
         let nested = Call {
             service: call.service,
             method: call.method,
