@@ -39,6 +39,7 @@ mod metrics;
 mod quota;
 #[cfg(feature = "redis")]
 mod redis;
+mod slots;
 mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock, Timestamp};
@@ -49,4 +50,5 @@ pub use memory::MemoryStore;
 pub use quota::{Algorithm, MAX_BURST, Quota, QuotaError};
 #[cfg(feature = "redis")]
 pub use redis::{FailurePolicy, RedisConfig, RedisStore, TimeSource};
+pub use slots::{Lease, Slots};
 pub use store::Store;

@@ -14,6 +14,7 @@ use crate::decision::Decision;
 use crate::error::LimiterError;
 use crate::metrics::{Outcome, Store, record_decision};
 use crate::quota::Quota;
+use crate::slots::{Lease, SlotTable, Slots};
 
 const SHARDS: usize = 64;
 /// A shard is swept of full buckets when it has doubled since the last sweep, or when this much
@@ -73,6 +74,7 @@ struct Inner<C> {
     shards: Box<[Shard]>,
     hasher: RandomState,
     clock: C,
+    slots: SlotTable,
 }
 
 /// Buckets in this process's memory.
@@ -138,6 +140,7 @@ impl<C: Clock> MemoryStore<C> {
                 shards,
                 hasher: RandomState::new(),
                 clock,
+                slots: SlotTable::default(),
             }),
         }
     }
@@ -145,6 +148,29 @@ impl<C: Clock> MemoryStore<C> {
     /// The store's clock.
     pub fn clock(&self) -> &C {
         &self.inner.clock
+    }
+
+    /// A slot of `key` under `limit`, if one is free: `None` when `limit.max()` leases hold
+    /// them all.
+    pub fn lease(&self, key: &str, limit: &Slots) -> Option<Lease> {
+        let lease = Lease::new(key);
+        self.hold(&lease, limit).then_some(lease)
+    }
+
+    /// Takes a slot for a lease made elsewhere (the Redis store's, when it falls back here).
+    pub(crate) fn hold(&self, lease: &Lease, limit: &Slots) -> bool {
+        self.inner.slots.take(lease, limit, self.inner.clock.now())
+    }
+
+    /// Extends `lease` by `limit.ttl()`; `false` when it had already run out (its slot may be
+    /// someone else's now).
+    pub fn renew(&self, lease: &Lease, limit: &Slots) -> bool {
+        self.inner.slots.renew(lease, limit, self.inner.clock.now())
+    }
+
+    /// Gives `lease`'s slot back.
+    pub fn release(&self, lease: &Lease) {
+        self.inner.slots.release(lease);
     }
 
     /// Takes `n` tokens from `key`'s bucket if they are there. `n = 0` only looks.

@@ -19,6 +19,7 @@ use crate::metrics::{
     Outcome, Store as MetricStore, record_decision, record_fallback, record_store_error,
 };
 use crate::quota::Quota;
+use crate::slots::{Lease, Slots};
 
 const STORE: &str = "redis";
 
@@ -170,6 +171,7 @@ enum Target {
 struct Inner {
     config: RedisConfig,
     script: Script,
+    slots: Script,
     target: Target,
     conn: RwLock<Option<Conn>>,
     connecting: tokio::sync::Mutex<()>,
@@ -252,6 +254,7 @@ impl RedisStore {
         Ok(Self {
             inner: Arc::new(Inner {
                 script: Script::new(include_str!("limiter.lua")),
+                slots: Script::new(include_str!("slots.lua")),
                 target,
                 conn: RwLock::new(conn),
                 connecting: tokio::sync::Mutex::new(()),
@@ -371,6 +374,96 @@ impl RedisStore {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(store_error(e)),
             Err(_) => Err(store_error(timeout_error())),
+        }
+    }
+
+    /// A slot of `key` under `limit`, if one is free (see [`MemoryStore::lease`]). Shared by
+    /// every process on this Redis; when Redis cannot answer and the policy is fail-open, the
+    /// local fallback decides.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    pub async fn lease(&self, key: &str, limit: &Slots) -> Result<Option<Lease>, LimiterError> {
+        let lease = Lease::new(&self.full_key(key));
+        let taken = self
+            .slot_op(&lease, limit, 'a', |f| f.inner.fallback.hold(&lease, limit))
+            .await?;
+        Ok(taken.then_some(lease))
+    }
+
+    /// Extends `lease` by `limit.ttl()`; `false` when it had already run out.
+    ///
+    /// # Errors
+    /// As [`lease`](Self::lease).
+    pub async fn renew(&self, lease: &Lease, limit: &Slots) -> Result<bool, LimiterError> {
+        self.slot_op(lease, limit, 'n', |f| f.inner.fallback.renew(lease, limit))
+            .await
+    }
+
+    /// Gives `lease`'s slot back.
+    ///
+    /// # Errors
+    /// As [`lease`](Self::lease).
+    pub async fn release(&self, lease: &Lease, limit: &Slots) -> Result<(), LimiterError> {
+        self.slot_op(lease, limit, 'r', |f| {
+            f.inner.fallback.release(lease);
+            true
+        })
+        .await
+        .map(drop)
+    }
+
+    /// One call of the slots script; `local` decides instead when Redis cannot answer and the
+    /// policy allows it (a lease taken there lives in the fallback).
+    async fn slot_op(
+        &self,
+        lease: &Lease,
+        limit: &Slots,
+        op: char,
+        local: impl FnOnce(&Self) -> bool,
+    ) -> Result<bool, LimiterError> {
+        let now = match &self.inner.config.time {
+            TimeSource::Server => String::new(),
+            TimeSource::Client(clock) => clock.now().to_string(),
+        };
+        let result = async {
+            let mut conn = self.conn().await?;
+            let mut invocation = self.inner.slots.key(&lease.key);
+            invocation
+                .arg(op.to_string())
+                .arg(lease.id.to_string())
+                .arg(limit.max())
+                .arg(limit.ttl_us())
+                .arg(now);
+            let fut = async {
+                match &mut conn {
+                    Conn::Single(c) => invocation.invoke_async::<i64>(c).await,
+                    Conn::Cluster(c) => invocation.invoke_async::<i64>(c).await,
+                }
+            };
+            match tokio::time::timeout(self.inner.config.timeout, fut).await {
+                Ok(Ok(v)) => Ok(v == 1),
+                Ok(Err(e)) => Err(store_error(e)),
+                Err(_) => Err(store_error(timeout_error())),
+            }
+        }
+        .await;
+        match result {
+            Ok(v) => {
+                self.answered();
+                Ok(v)
+            }
+            Err(err) => {
+                record_store_error(STORE, error_kind(&err));
+                match self.inner.config.failure {
+                    FailurePolicy::FailClosed => Err(err),
+                    FailurePolicy::FailOpen => {
+                        self.inner.degraded.store(true, Ordering::Relaxed);
+                        record_fallback(STORE);
+                        Ok(local(self))
+                    }
+                }
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use crate::memory::MemoryStore;
 use crate::quota::Quota;
 #[cfg(feature = "redis")]
 use crate::redis::RedisStore;
+use crate::slots::{Lease, Slots};
 
 /// The store a deployment chose: buckets in this process or in Redis.
 ///
@@ -57,6 +58,46 @@ impl Store {
             Store::Memory(_) => "memory",
             #[cfg(feature = "redis")]
             Store::Redis(_) => "redis",
+        }
+    }
+
+    /// A slot of `key` under `limit`, if one is free: see [`MemoryStore::lease`] and
+    /// [`RedisStore::lease`].
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when a fail-closed Redis store cannot answer.
+    pub async fn lease(&self, key: &str, limit: &Slots) -> Result<Option<Lease>, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.lease(key, limit)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.lease(key, limit)).await,
+        }
+    }
+
+    /// Extends `lease`; `false` when it had run out.
+    ///
+    /// # Errors
+    /// As [`Store::lease`].
+    pub async fn renew(&self, lease: &Lease, limit: &Slots) -> Result<bool, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.renew(lease, limit)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.renew(lease, limit)).await,
+        }
+    }
+
+    /// Gives `lease`'s slot back.
+    ///
+    /// # Errors
+    /// As [`Store::lease`].
+    pub async fn release(&self, lease: &Lease, limit: &Slots) -> Result<(), LimiterError> {
+        match self {
+            Store::Memory(s) => {
+                s.release(lease);
+                Ok(())
+            }
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.release(lease, limit)).await,
         }
     }
 

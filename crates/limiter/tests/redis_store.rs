@@ -212,3 +212,61 @@ async fn cluster_routes_each_tenant_to_its_slot() {
         slot(&bucket_key("b", "acc", &["y", "z"]))
     );
 }
+
+/// Concurrency slots on one Redis and on a Cluster: two stores (two processes) share `max`
+/// slots; a lease that is not renewed runs out and its slot comes back; one that is renewed
+/// stays.
+async fn slots_are_shared_and_leases_run_out(url: &str) {
+    let config = RedisConfig::from_url(url)
+        .unwrap()
+        .with_failure_policy(FailurePolicy::FailClosed);
+    let a = Store::from(RedisStore::new(config.clone()).unwrap());
+    let b = Store::from(RedisStore::new(config).unwrap());
+    let limit = apistend_limiter::Slots::new(2, Duration::from_millis(300)).unwrap();
+    let key = bucket_key("apistend", "user-1", &["moysklad", "parallel"]);
+    let first = a.lease(&key, &limit).await.unwrap().expect("a slot");
+    let second = b.lease(&key, &limit).await.unwrap().expect("a slot");
+    assert!(a.lease(&key, &limit).await.unwrap().is_none(), "2 at most");
+    assert!(b.lease(&key, &limit).await.unwrap().is_none(), "on both");
+    b.release(&second, &limit).await.unwrap();
+    let third = a
+        .lease(&key, &limit)
+        .await
+        .unwrap()
+        .expect("the released slot");
+    // `first` is renewed every 100 ms, `third` never: after 450 ms only third's slot is free.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(110)).await;
+        assert!(a.renew(&first, &limit).await.unwrap());
+    }
+    assert!(!b.renew(&third, &limit).await.unwrap(), "third ran out");
+    let fourth = b
+        .lease(&key, &limit)
+        .await
+        .unwrap()
+        .expect("third's slot came back");
+    assert!(
+        a.lease(&key, &limit).await.unwrap().is_none(),
+        "first still holds one"
+    );
+    a.release(&first, &limit).await.unwrap();
+    b.release(&fourth, &limit).await.unwrap();
+    let other = bucket_key("apistend", "user-2", &["moysklad", "parallel"]);
+    assert!(a.lease(&other, &limit).await.unwrap().is_some(), "per key");
+}
+
+#[tokio::test]
+async fn concurrency_slots_on_redis() {
+    let Some(server) = RedisServer::start("concurrency_slots_on_redis") else {
+        return;
+    };
+    slots_are_shared_and_leases_run_out(&server.url()).await;
+}
+
+#[tokio::test]
+async fn concurrency_slots_on_a_cluster() {
+    let Some(cluster) = RedisCluster::start("concurrency_slots_on_a_cluster") else {
+        return;
+    };
+    slots_are_shared_and_leases_run_out(&cluster.url()).await;
+}
