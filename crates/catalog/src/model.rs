@@ -251,6 +251,9 @@ pub struct Operation {
     pub category: Option<String>,
     /// A short human description.
     pub summary: Option<String>,
+    /// Tokens a request takes from each of its groups up front (MoySklad weighs a request 4;
+    /// 1 elsewhere).
+    pub weight: u32,
     /// Its answer, when the definition writes one.
     pub fixture: Option<Fixture>,
 }
@@ -384,6 +387,19 @@ impl Lockout {
     }
 }
 
+/// A concurrency limit: at most `slots.max()` requests of one owner in flight (MoySklad: 5 per
+/// user, 20 per account). It applies to every request of the service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InFlightLimit {
+    /// Stable id, unique within the service's limits (`user`, `account`).
+    pub id: String,
+    /// How many, and the lease of each slot.
+    pub slots: apistend_limiter::Slots,
+    /// Whose requests share it: [`BucketScope::Key`] or [`BucketScope::Account`].
+    pub scope: BucketScope,
+}
+
 /// A fixed answer of an operation, written in its definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -449,6 +465,8 @@ pub struct Service {
     pub error_templates: crate::templates::Templates,
     /// Its lockout after repeated violations.
     pub lockout: Option<Lockout>,
+    /// Its concurrency limits.
+    pub in_flight: Vec<InFlightLimit>,
     /// Whether operation paths match whatever their case (Bitrix24: `crm.deal.Get` is
     /// `crm.deal.get`); the sandbox lower-cases them.
     pub case_insensitive_paths: bool,

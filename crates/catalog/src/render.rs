@@ -13,6 +13,8 @@ use crate::model::{ErrorStyle, Service};
 pub enum ErrorKind {
     /// Over the rate limit.
     RateLimited,
+    /// Over a concurrency limit: too many requests in flight (MoySklad's 1073).
+    TooManyInFlight,
     /// Bitrix24: a method's operating-time budget is spent.
     OperatingTime,
     /// Missing or unknown credentials.
@@ -117,7 +119,7 @@ impl Service {
 
 fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     let (status, title, detail): (u16, &str, &str) = match kind {
-        ErrorKind::RateLimited | ErrorKind::OperatingTime => {
+        ErrorKind::RateLimited | ErrorKind::OperatingTime | ErrorKind::TooManyInFlight => {
             (429, "too many requests", "limited by apistend sandbox")
         }
         ErrorKind::Unauthorized => (
@@ -189,7 +191,9 @@ pub(crate) const B24_RATE_LIMIT_CODE: &str = "QUERY_LIMIT_EXCEEDED";
 
 fn b24(kind: &ErrorKind) -> ErrorAnswer {
     let (status, code, text) = match kind {
-        ErrorKind::RateLimited => (503, B24_RATE_LIMIT_CODE, "Too many requests".to_owned()),
+        ErrorKind::RateLimited | ErrorKind::TooManyInFlight => {
+            (503, B24_RATE_LIMIT_CODE, "Too many requests".to_owned())
+        }
         ErrorKind::OperatingTime => (
             429,
             "OPERATION_TIME_LIMIT",
@@ -228,7 +232,7 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
 
 fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     let (status, ty, message) = match kind {
-        ErrorKind::RateLimited | ErrorKind::OperatingTime => (
+        ErrorKind::RateLimited | ErrorKind::OperatingTime | ErrorKind::TooManyInFlight => (
             429,
             "rate-limit-exceeded",
             format!(
@@ -277,7 +281,7 @@ fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
 
 fn ozon(kind: &ErrorKind) -> ErrorAnswer {
     let (status, code, message) = match kind {
-        ErrorKind::RateLimited | ErrorKind::OperatingTime => (
+        ErrorKind::RateLimited | ErrorKind::OperatingTime | ErrorKind::TooManyInFlight => (
             429,
             8,
             "You have reached request rate limit per second".to_owned(),

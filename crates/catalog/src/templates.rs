@@ -10,8 +10,9 @@ use crate::render::{ErrorAnswer, ErrorContext, ErrorKind, status_text};
 
 /// The names a template is keyed by: [`ErrorKind`]'s, plus `locked` (the lockout's answer) and
 /// `default` (any kind without a template of its own).
-pub const TEMPLATE_NAMES: [&str; 11] = [
+pub const TEMPLATE_NAMES: [&str; 12] = [
     "rate_limited",
+    "too_many_in_flight",
     "operating_time",
     "unauthorized",
     "forbidden",
@@ -57,6 +58,7 @@ pub type Templates = BTreeMap<String, Template>;
 fn of(kind: &ErrorKind) -> (&'static str, u16, &str) {
     match kind {
         ErrorKind::RateLimited => ("rate_limited", 429, "Too many requests"),
+        ErrorKind::TooManyInFlight => ("too_many_in_flight", 429, "Too many parallel requests"),
         ErrorKind::OperatingTime => ("operating_time", 429, "Operating time limit"),
         ErrorKind::Unauthorized => ("unauthorized", 401, "Unauthorized"),
         ErrorKind::Forbidden => ("forbidden", 403, "Forbidden"),
@@ -78,7 +80,7 @@ pub(crate) fn render(
     rejection: (u16, &'static str),
 ) -> ErrorAnswer {
     let (name, usual, message) = of(kind);
-    let usual = if matches!(kind, ErrorKind::RateLimited) {
+    let usual = if matches!(kind, ErrorKind::RateLimited | ErrorKind::TooManyInFlight) {
         rejection.0
     } else {
         usual

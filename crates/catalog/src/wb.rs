@@ -79,6 +79,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 deprecated: op.deprecated,
                 category: op.category.clone(),
                 summary: op.summary.clone(),
+                weight: 1,
                 fixture: None,
             },
             op.group.clone(),

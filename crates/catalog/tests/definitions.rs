@@ -44,7 +44,7 @@ fn refused(text: &str) -> (usize, String, String) {
 fn every_builtin_definition_parses_validates_and_round_trips() {
     let defs = Definitions::builtin();
     let files = defs.parse().unwrap();
-    assert_eq!(files.len(), 5);
+    assert_eq!(files.len(), 6);
     let mut again = Definitions::default();
     for (file, (name, _)) in files.iter().zip(BUILTIN) {
         let text = to_toml(file).unwrap();
@@ -60,13 +60,13 @@ fn every_builtin_definition_parses_validates_and_round_trips() {
     let reloaded = Catalog::load(&again, None).unwrap();
     assert_eq!(original.services(), reloaded.services());
     let ids: Vec<&str> = original.services().iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "amocrm"]);
+    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "amocrm", "moysklad"]);
 }
 
 #[test]
 fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
     let c = load("ozon2.toml", &ozon_as("ozon2", "/oz2")).unwrap();
-    assert_eq!(c.services().len(), 6);
+    assert_eq!(c.services().len(), 7);
     let id = c.service_id("ozon2").unwrap();
     let (svc, rest) = c.route("/oz2/v1/warehouse/list").unwrap();
     assert_eq!((svc.id, rest), (id, "/v1/warehouse/list"));
@@ -81,7 +81,7 @@ fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
 
     let slower = ozon_as("ozon", "/ozon").replace("latency_ms = 25", "latency_ms = 250");
     let c = load("mine/ozon.toml", &slower).unwrap();
-    assert_eq!(c.services().len(), 5, "replaced, not added");
+    assert_eq!(c.services().len(), 6, "replaced, not added");
     assert_eq!(c.service(ServiceId::OZON).unwrap().latency.base_ms, 250);
     assert_eq!(
         c.services()[3].id,
@@ -188,7 +188,9 @@ fn a_directory_adds_its_toml_files_in_name_order() {
     let ids: Vec<&str> = c.services().iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["wb", "b24", "apify", "ozon", "amocrm", "shop-a", "shop-b"]
+        [
+            "wb", "b24", "apify", "ozon", "amocrm", "moysklad", "shop-a", "shop-b"
+        ]
     );
     let missing = Definitions::builtin().with_dir(&dir.path().join("nope"));
     assert!(matches!(missing, Err(CatalogError::Definition { .. })));

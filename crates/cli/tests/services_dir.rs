@@ -31,12 +31,17 @@ impl Drop for Server {
 }
 
 fn serve(data: &Path, services: &Path) -> Server {
+    serve_with(data, services, &[])
+}
+
+fn serve_with(data: &Path, services: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
         .args(["serve", "--addr", "127.0.0.1:0", "--demo-key", "svc-key-1"])
         .arg("--data")
         .arg(data)
         .arg("--services")
         .arg(services)
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -228,4 +233,77 @@ fn a_bad_definition_stops_the_start_with_its_file_line_and_field() {
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 6, "{rows}");
     assert!(rows[0]["service"] == "market2", "{rows}");
+}
+
+/// A concurrency slot held by a process that is killed comes back when its lease runs out: the
+/// other process, on the same Redis, is refused while the lease lives and served after.
+#[test]
+fn a_killed_holders_slot_returns_after_its_lease() {
+    let Some(redis) =
+        apistend_testkit::RedisServer::start("a_killed_holders_slot_returns_after_its_lease")
+    else {
+        return;
+    };
+    let services = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(ROOT).join("moysklad.toml")).unwrap();
+    // One slot, leased for 1.5 s (renewed every 0.5 s while held).
+    let text = text.replacen(
+        "id = \"user\"\nmax = 5",
+        "id = \"user\"\nmax = 1\nlease_ms = 1500",
+        1,
+    );
+    assert!(text.contains("lease_ms = 1500"));
+    std::fs::write(services.path().join("moysklad.toml"), text).unwrap();
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let url = redis.url();
+    let mut a = serve_with(da.path(), services.path(), &["--redis", &url]);
+    let b = serve_with(db.path(), services.path(), &["--redis", &url]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let get = |base: &str, delay: &str| {
+            http.get(format!("{base}/moysklad/api/remap/1.2/entity/product"))
+                .bearer_auth("svc-key-1")
+                .header("X-Mock-Delay", delay)
+                .send()
+        };
+        // A holds the slot with a 30 s answer; B is refused with MoySklad's 1073.
+        let held = tokio::spawn(get(&a.base, "30000"));
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let r = get(&b.base, "0").await.unwrap();
+        assert_eq!(r.status(), 429);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["errors"][0]["code"], 1073, "{body}");
+        // Held past its first lease: A renews it.
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert_eq!(
+            get(&b.base, "0").await.unwrap().status(),
+            429,
+            "renewed while held"
+        );
+        let _ = a.child.kill();
+        let _ = a.child.wait();
+        assert!(held.await.unwrap().is_err(), "A is gone");
+        let started = std::time::Instant::now();
+        loop {
+            let s = get(&b.base, "0").await.unwrap().status();
+            if s == 200 {
+                break;
+            }
+            assert_eq!(s, 429);
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "the slot never came back"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        eprintln!(
+            "the killed holder's slot came back after {:?}",
+            started.elapsed()
+        );
+    });
+    drop(b);
 }

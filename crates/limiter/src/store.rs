@@ -93,6 +93,8 @@ impl Store {
     pub async fn release(&self, lease: &Lease, limit: &Slots) -> Result<(), LimiterError> {
         match self {
             Store::Memory(s) => {
+                // The memory table knows each lease; the limit matters to Redis only.
+                let _ = limit;
                 s.release(lease);
                 Ok(())
             }

@@ -94,7 +94,8 @@ pub(crate) struct Charge {
     pub(crate) interval: Duration,
 }
 
-/// Takes one token from each group; if one refuses, gives back the others and reports it.
+/// Takes the operation's weight (one token unless its definition says more) from each group;
+/// if one refuses, gives back the others and reports it.
 pub(crate) async fn take(
     store: &Store,
     resolved: &Resolved<'_>,
@@ -104,16 +105,17 @@ pub(crate) async fn take(
     let svc = resolved.service;
     let sid = svc.id.as_str();
     let groups = || resolved.groups.iter().filter_map(|&i| svc.groups.get(i));
+    let weight = resolved.operation.map_or(1, |o| o.weight);
     let mut first: Option<Charge> = None;
     for (n, group) in groups().enumerate() {
         let k = key(sid, group, owner, at);
         let q = quota(sid, group, owner);
-        let d = store.acquire(&k, &q, 1).await?;
+        let d = store.acquire(&k, &q, weight).await?;
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
             for g in groups().take(n) {
                 let q = quota(sid, g, owner);
-                store.refund(&key(sid, g, owner, at), &q, 1).await?;
+                store.refund(&key(sid, g, owner, at), &q, weight).await?;
             }
             return Ok(Charge {
                 decision: d,

@@ -15,6 +15,7 @@ mod buckets;
 mod call;
 mod clock;
 mod error;
+mod in_flight;
 mod lockout;
 mod metrics;
 mod operating;

@@ -15,6 +15,7 @@ use crate::AppState;
 use crate::buckets::{self, Owner};
 use crate::call::{Call, header};
 use crate::clock::{rfc3339, rfc3339_offset, unix_now};
+use crate::in_flight;
 use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
 use crate::services::{self, Refusal, Success};
 use crate::tenants::View;
@@ -347,6 +348,21 @@ async fn handle_inner(
     if principal.is_none() {
         return plain(ErrorKind::Unauthorized, &decision);
     }
+    // Then the concurrency slots, held until the answer has been sent.
+    let held = if service.in_flight.is_empty() {
+        None
+    } else {
+        match in_flight::take(&state.store, service, &owner).await {
+            Ok(in_flight::Taken::All(h)) => Some(h),
+            Ok(in_flight::Taken::Full) => return plain(ErrorKind::TooManyInFlight, &decision),
+            Err(e) => {
+                state.metrics.store_error();
+                tracing::error!(request_id = meta.id(), error = %e, "rate-limit store failed");
+                return Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(0))
+                    .into_response();
+            }
+        }
+    };
     let view = owner.view.as_deref();
     let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
         None => {
@@ -436,8 +452,9 @@ async fn handle_inner(
 
     // Cost after the answer: a WB 409 counts as 10 (or 33).
     let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
-    if cost > 1 {
-        match buckets::charge_extra(&state.store, &resolved, &owner, &at, cost - 1).await {
+    let taken = resolved.operation.map_or(1, |o| o.weight);
+    if cost > taken {
+        match buckets::charge_extra(&state.store, &resolved, &owner, &at, cost - taken).await {
             Ok(Some(after)) => decision = after,
             Ok(None) => {}
             Err(e) => {
@@ -447,7 +464,11 @@ async fn handle_inner(
     }
     let mut answer = answer.rate(service.rate_headers(&decision, false));
     answer.scenario = scenario.map(Scenario::name);
-    answer.into_response()
+    let resp = answer.into_response();
+    match held {
+        Some(h) => resp.map(|body| in_flight::HeldBody::wrap(body, h)),
+        None => resp,
+    }
 }
 
 /// An answer after which the connection closes: its request body was not read to the end (too

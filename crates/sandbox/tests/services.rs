@@ -117,3 +117,107 @@ async fn amocrm_refuses_the_eighth_request_in_a_second_then_locks_out_a_hammerin
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     assert_eq!(get(s.key.clone()).await.unwrap().status(), 403);
 }
+
+/// Source: ../shared/specs/moysklad/limits.json (md/_restrictions.md, md/_general.md of the
+/// official docs): 45 units per 3 s per user, a user token's request weighs 4 from 2026-12-01
+/// (11 per 3 s) and the stock reports 5; over it 429, error code 1049; headers X-RateLimit-Limit,
+/// X-RateLimit-Remaining, X-Lognex-Retry-TimeInterval, X-Lognex-Reset, X-Lognex-Retry-After (ms).
+#[tokio::test]
+async fn moysklad_weighs_requests_and_answers_1049_with_its_headers() {
+    let s = support::start(|c| c).await;
+    let http = support::client();
+    let get = |path: &str| {
+        http.get(format!("{}/moysklad/api/remap/1.2{path}", s.base))
+            .bearer_auth(&s.key)
+            .header("X-Mock-Delay", "0")
+            .send()
+    };
+    let r = get("/entity/product").await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-ratelimit-limit"], "45");
+    assert_eq!(
+        r.headers()["x-ratelimit-remaining"],
+        "41",
+        "a request weighs 4"
+    );
+    assert_eq!(r.headers()["x-lognex-retry-timeinterval"], "3000");
+    assert!(r.headers().get("x-lognex-retry-after").is_none());
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["meta"]["type"], "product");
+    assert!(body["rows"][0]["salePrices"].is_array(), "{body}");
+    let r = get("/report/stock/all").await.unwrap();
+    assert_eq!(
+        r.headers()["x-ratelimit-remaining"],
+        "36",
+        "a stock report weighs 5"
+    );
+    // 36 units left: nine more requests of 4, then the tenth is over.
+    for _ in 0..9 {
+        assert_eq!(get("/entity/store").await.unwrap().status(), 200);
+    }
+    let r = get("/entity/store").await.unwrap();
+    assert_eq!(r.status(), 429);
+    let h = r.headers().clone();
+    assert_eq!(h["content-type"], "application/json;charset=utf-8");
+    assert_eq!(h["x-ratelimit-remaining"], "0");
+    let retry: u64 = h["x-lognex-retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3000).contains(&retry), "{retry} ms");
+    assert!(h.get("x-lognex-reset").is_some());
+    assert!(
+        h.get("x-apistend-retry-after").is_none(),
+        "MoySklad says it itself"
+    );
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["errors"][0]["code"], 1049, "{body}");
+    assert!(
+        body["errors"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Превышено ограничение")
+    );
+}
+
+/// Five requests in flight per user (limits.json, `parallel_limits`): a sixth concurrent one
+/// gets 429 with code 1073, on the memory store and on Redis.
+async fn moysklad_sixth_concurrent_request(s: &support::TestServer) {
+    let http = support::client();
+    let slow = || {
+        http.get(format!("{}/moysklad/api/remap/1.2/entity/product", s.base))
+            .bearer_auth(&s.key)
+            .header("X-Mock-Delay", "800")
+            .send()
+    };
+    let answers = futures_util::future::join_all((0..6).map(|_| slow())).await;
+    let mut statuses: Vec<u16> = Vec::new();
+    let mut refused = None;
+    for r in answers {
+        let r = r.unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == 429 {
+            refused = Some(r.json::<Value>().await.unwrap());
+        }
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429]);
+    assert_eq!(refused.unwrap()["errors"][0]["code"], 1073);
+    // The slots came back with the answers.
+    let again = futures_util::future::join_all((0..5).map(|_| slow())).await;
+    assert!(again.into_iter().all(|r| r.unwrap().status() == 200));
+}
+
+#[tokio::test]
+async fn moysklad_limits_requests_in_flight_on_memory() {
+    let s = support::start(|c| c).await;
+    moysklad_sixth_concurrent_request(&s).await;
+}
+
+#[tokio::test]
+async fn moysklad_limits_requests_in_flight_on_redis() {
+    let Some(redis) =
+        apistend_testkit::RedisServer::start("moysklad_limits_requests_in_flight_on_redis")
+    else {
+        return;
+    };
+    let s = support::start(|c| c.with_redis(redis.url())).await;
+    moysklad_sixth_concurrent_request(&s).await;
+}

@@ -12,8 +12,8 @@ use super::file::{GroupDef, Import, QuotaDef, ServiceFile};
 use crate::error::CatalogError;
 use crate::intern::intern;
 use crate::model::{
-    AnswerSource, ErrorStyle, Fixture, LatencyProfile, LimitGroup, Method, Operation, Plan,
-    Rejection, Service, ServiceId, short_host,
+    AnswerSource, BucketScope, ErrorStyle, Fixture, InFlightLimit, LatencyProfile, LimitGroup,
+    Method, Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 use crate::rate_headers::{MAX_RATE_HEADERS, RateHeader};
 use crate::templates::{TEMPLATE_NAMES, Templates};
@@ -203,6 +203,14 @@ pub(crate) fn build(
                 })?;
             cost.insert(code, *tokens);
         }
+        let weight = o.weight.or(file.weight).unwrap_or(1);
+        if weight == 0 {
+            return Err(src.err(
+                o.method.span(),
+                &format!("{field}.weight"),
+                "a request takes at least 1 token",
+            ));
+        }
         let fixture = match &o.answer {
             Some(a) => Some(answer(src, a, &format!("{field}.answer"))?),
             None => None,
@@ -232,6 +240,7 @@ pub(crate) fn build(
                 deprecated: false,
                 category: o.category.clone(),
                 summary: o.summary.clone(),
+                weight,
                 fixture: fixture.clone(),
             });
         }
@@ -274,6 +283,25 @@ pub(crate) fn build(
         })
         .collect::<Result<Vec<_>, CatalogError>>()?;
     let headers = rate_headers(src, file)?;
+    let in_flight = file
+        .in_flight
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let field = format!("in_flight[{i}]");
+            if !matches!(c.scope, BucketScope::Key | BucketScope::Account) {
+                return Err(src.err(c.id.span(), &format!("{field}.scope"), "key or account"));
+            }
+            let lease = Duration::from_millis(c.lease_ms.unwrap_or(10_000));
+            let slots = apistend_limiter::Slots::new(c.max, lease)
+                .map_err(|e| src.err(c.id.span(), &field, e.to_string()))?;
+            Ok(InFlightLimit {
+                id: c.id.get_ref().clone(),
+                slots,
+                scope: c.scope,
+            })
+        })
+        .collect::<Result<Vec<_>, CatalogError>>()?;
     let error_templates = templates(src, file)?;
     if let Some(l) = file.lockout
         && (l.after == 0 || l.within_secs == 0 || l.for_secs == 0)
@@ -304,6 +332,7 @@ pub(crate) fn build(
         apistend_retry_after: file.apistend_retry_after,
         error_templates,
         lockout: file.lockout,
+        in_flight,
         case_insensitive_paths: file.case_insensitive_paths,
         latency: LatencyProfile {
             base_ms: file.latency_ms,
@@ -419,6 +448,7 @@ fn template_kind(name: &str) -> crate::ErrorKind {
     use crate::ErrorKind as K;
     match name {
         "rate_limited" => K::RateLimited,
+        "too_many_in_flight" => K::TooManyInFlight,
         "operating_time" => K::OperatingTime,
         "unauthorized" => K::Unauthorized,
         "forbidden" => K::Forbidden,

@@ -46,6 +46,12 @@ pub struct ServiceFile {
     /// Whether operation paths match whatever their case (Bitrix24's method names).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub case_insensitive_paths: bool,
+    /// Concurrency limits: at most `max` requests of one owner in flight.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<InFlightDef>,
+    /// Tokens each request takes up front, unless its operation says otherwise (1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
     /// A lockout after repeated rejections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockout: Option<crate::model::Lockout>,
@@ -207,9 +213,30 @@ pub struct OperationDef {
     /// The service's category of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// Tokens it takes up front from each of its groups (the service's `weight` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
     /// Its answer, for `answers = "fixtures"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerDef>,
+}
+
+/// A concurrency limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct InFlightDef {
+    /// Unique among the service's concurrency limits.
+    pub id: Spanned<String>,
+    /// The most requests in flight.
+    pub max: u32,
+    /// `key` (the default) or `account`.
+    #[serde(default = "per_key")]
+    pub scope: BucketScope,
+    /// The lease of a slot, renewed every third of it while the request is held (10 s when
+    /// absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
 }
 
 /// A written answer: a status and a JSON body (none for no content).

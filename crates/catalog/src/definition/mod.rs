@@ -17,7 +17,7 @@ pub(crate) use build::{Imports, Source, service_of};
 use crate::error::CatalogError;
 
 /// The built-in definitions, in catalog order: file name and text.
-pub const BUILTIN: [(&str, &str); 5] = [
+pub const BUILTIN: [(&str, &str); 6] = [
     ("wb.toml", include_str!("../../../../services/wb.toml")),
     ("b24.toml", include_str!("../../../../services/b24.toml")),
     (
@@ -28,6 +28,10 @@ pub const BUILTIN: [(&str, &str); 5] = [
     (
         "amocrm.toml",
         include_str!("../../../../services/amocrm.toml"),
+    ),
+    (
+        "moysklad.toml",
+        include_str!("../../../../services/moysklad.toml"),
     ),
 ];
 
