@@ -217,3 +217,24 @@ fn the_committed_amocrm_definition_is_what_its_importer_generates() {
         "services/amocrm.toml is stale: run apistend catalog import-amocrm"
     );
 }
+
+#[test]
+fn the_worked_example_of_docs_services_md_loads() {
+    let doc = include_str!("../../../docs/services.md");
+    let section = doc
+        .split("## Adding a service")
+        .nth(1)
+        .expect("the worked example");
+    let block = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its TOML");
+    let c = load("shop.toml", block).unwrap();
+    let id = c.service_id("shop").unwrap();
+    let svc = c.service(id).unwrap();
+    assert_eq!(svc.in_flight.len(), 1);
+    assert_eq!(svc.operations.len(), 2);
+    let r = c.resolve(id, Method::Post, "/v1/orders", None).unwrap();
+    assert_eq!(r.operation.unwrap().fixture.as_ref().unwrap().status, 201);
+}

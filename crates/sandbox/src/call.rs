@@ -21,8 +21,8 @@ pub(crate) struct Call {
     /// The WB host the request addressed (`/wb/content-api/…`), if it named one.
     pub(crate) host: Option<String>,
     pub(crate) credential: Option<String>,
-    /// Bitrix24: the REST method (`crm.deal.fields`).
-    pub(crate) b24_method: Option<String>,
+    /// The method an RPC-style path names (Bitrix24's `/rest/{method}`: `crm.deal.fields`).
+    pub(crate) rpc_method: Option<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) body: Option<serde_json::Value>,
 }
@@ -55,7 +55,7 @@ impl Call {
             },
             host: None,
             credential: header(&parts.headers, X_MOCK_KEY).map(str::to_owned),
-            b24_method: None,
+            rpc_method: None,
             query,
             body: body_json,
         };
@@ -74,7 +74,7 @@ impl Call {
         };
         if service.case_insensitive_paths {
             call.path.make_ascii_lowercase();
-            if let Some(m) = &mut call.b24_method {
+            if let Some(m) = &mut call.rpc_method {
                 m.make_ascii_lowercase();
             }
         }
@@ -167,7 +167,7 @@ impl Call {
         self.path = format!("/rest/{name}");
         // Bitrix24 accepts GET and POST alike.
         self.method = Method::Post;
-        self.b24_method = Some(name);
+        self.rpc_method = Some(name);
         code.map(str::to_owned)
     }
 

@@ -210,6 +210,13 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// The answer source of service `id`.
+    pub(crate) fn answers_of(&self, id: ServiceId) -> Option<&dyn services::source::Answers> {
+        self.answers
+            .iter()
+            .find_map(|(s, a)| (*s == id).then_some(a.as_ref()))
+    }
+
     /// The operating-time budget of service `id`, if its definition has one.
     pub(crate) fn operating(&self, id: ServiceId) -> Option<&operating::Operating> {
         self.operating

@@ -5,7 +5,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
+use std::time::Duration;
+
 use apistend_catalog::OperatingBudget;
+use serde_json::{Value, json};
+
+use crate::clock::{rfc3339_offset, unix_now};
 
 const BASKET_SECS: f64 = 60.0;
 const MAX_TRACKED: usize = 100_000;
@@ -26,6 +31,58 @@ pub(crate) struct Operating {
 }
 
 impl Operating {
+    /// The `time` block added to a successful answer (`{"result": …}`), after accounting the
+    /// call's processing time to `owner`'s `method` — shared evenly by the `nested` methods a call
+    /// runs inside it (a `batch`), when there are some.
+    pub(crate) fn time_block(
+        &self,
+        body: &str,
+        owner: &str,
+        method: &str,
+        nested: &[String],
+        started: f64,
+        delay: Duration,
+    ) -> String {
+        let Ok(mut v) = serde_json::from_str::<Value>(body) else {
+            return body.to_owned();
+        };
+        if v.get("result").is_none() {
+            return body.to_owned();
+        }
+        let finish = unix_now();
+        let secs = delay.as_secs_f64().max(finish - started);
+        let key = format!("{owner}:{method}");
+        let state = if nested.is_empty() {
+            self.add(&key, finish, secs)
+        } else {
+            #[allow(clippy::cast_precision_loss)] // a batch holds at most a few hundred calls
+            let share = secs / nested.len() as f64;
+            for m in nested {
+                self.add(&format!("{owner}:{m}"), finish, share);
+            }
+            self.check(&key, finish).unwrap_or_else(|s| s)
+        };
+        let Some(obj) = v.as_object_mut() else {
+            return body.to_owned();
+        };
+        #[allow(clippy::cast_possible_truncation)]
+        let reset_at = state.reset_at.floor() as i64;
+        obj.insert(
+            "time".into(),
+            json!({
+                "start": started,
+                "finish": finish,
+                "duration": finish - started,
+                "processing": secs,
+                "date_start": rfc3339_offset(started),
+                "date_finish": rfc3339_offset(finish),
+                "operating_reset_at": reset_at,
+                "operating": state.operating,
+            }),
+        );
+        v.to_string()
+    }
+
     pub(crate) fn new(budget: OperatingBudget) -> Self {
         Self {
             budget,

@@ -9,15 +9,14 @@ use apistend_limiter::Decision;
 use axum::body::Body;
 use futures_util::stream;
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
-use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::buckets::{self, Owner};
 use crate::call::{Call, header};
-use crate::clock::{rfc3339, rfc3339_offset, unix_now};
+use crate::clock::{rfc3339, unix_now};
 use crate::in_flight;
 use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
-use crate::services::{self, Refusal, Success};
+use crate::services::{Refusal, Success};
 use crate::tenants::View;
 
 /// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
@@ -404,14 +403,15 @@ async fn handle_inner(
         return rejection(service, &decision, &meta.ctx(limit)).into_response();
     }
 
-    // Bitrix24: the operating-time budget of the method, checked before the call.
-    let b24_method = call
-        .b24_method
-        .clone()
-        .filter(|_| resolved.operation.is_some());
-    let operating_key = b24_method.as_ref().map(|m| format!("{}:{m}", owner.key));
-    if let (Some(op), Some(k)) = (state.operating(id), &operating_key)
-        && op.check(k, started).is_err()
+    // An operating-time budget (Bitrix24's, where the definition has one): the method's,
+    // checked before the call.
+    let budget = state.operating(id).zip(
+        call.rpc_method
+            .as_deref()
+            .filter(|_| resolved.operation.is_some()),
+    );
+    if let Some((op, m)) = budget
+        && op.check(&format!("{}:{m}", owner.key), started).is_err()
     {
         return plain(ErrorKind::OperatingTime, &decision);
     }
@@ -446,8 +446,12 @@ async fn handle_inner(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    if let (Some(op), Some(k), Some(m)) = (state.operating(id), &operating_key, &b24_method) {
-        answer.body = with_time_block(&answer.body, op, k, m, &call, started, delay);
+    if let Some((op, m)) = budget {
+        let nested = state
+            .answers_of(id)
+            .map(|a| a.nested(&call))
+            .unwrap_or_default();
+        answer.body = op.time_block(&answer.body, &owner.key, m, &nested, started, delay);
     }
 
     // Cost after the answer: a WB 409 counts as 10 (or 33).
@@ -520,10 +524,8 @@ fn success(
         return Answer::error(service, &ErrorKind::NotFound, &ctx());
     };
     let result: Option<Result<Success, Refusal>> = state
-        .answers
-        .iter()
-        .find(|(id, _)| *id == service.id)
-        .and_then(|(_, source)| source.answer(service, op, call));
+        .answers_of(service.id)
+        .and_then(|source| source.answer(service, op, call));
     let content_type = service.content_type;
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),
@@ -547,66 +549,14 @@ fn success(
         Some(Err(Refusal::BadRequest(why))) => {
             Answer::error(service, &ErrorKind::BadRequest(why), &ctx())
         }
-        Some(Err(Refusal::B24 { status, code, text })) => Answer {
+        Some(Err(Refusal::Body { status, body })) => Answer {
             status,
             content_type,
-            body: json!({"error": code, "error_description": text}).to_string(),
+            body: body.to_string(),
             rate: RateHeaders::default(),
             scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
         },
     }
-}
-
-/// Bitrix24's `time` block, added to a successful answer, after accounting the call's processing
-/// time to its method (and to each nested method of a `batch`).
-fn with_time_block(
-    body: &str,
-    operating: &crate::operating::Operating,
-    key: &str,
-    method: &str,
-    call: &Call,
-    started: f64,
-    delay: Duration,
-) -> String {
-    let Ok(mut v) = serde_json::from_str::<Value>(body) else {
-        return body.to_owned();
-    };
-    if v.get("result").is_none() {
-        return body.to_owned();
-    }
-    let finish = unix_now();
-    let secs = delay.as_secs_f64().max(finish - started);
-    let state = if method == "batch" {
-        let nested = services::b24::batch_commands(call);
-        let share = secs / nested.len().max(1) as f64;
-        let owner = key.rsplit_once(':').map_or(key, |(o, _)| o);
-        for (_, cmd) in &nested {
-            let m = cmd.split_once('?').map_or(cmd.as_str(), |(m, _)| m);
-            operating.add(&format!("{owner}:{m}"), finish, share);
-        }
-        operating.check(key, finish).unwrap_or_else(|s| s)
-    } else {
-        operating.add(key, finish, secs)
-    };
-    let Some(obj) = v.as_object_mut() else {
-        return body.to_owned();
-    };
-    #[allow(clippy::cast_possible_truncation)]
-    let reset_at = state.reset_at.floor() as i64;
-    obj.insert(
-        "time".into(),
-        json!({
-            "start": started,
-            "finish": finish,
-            "duration": finish - started,
-            "processing": secs,
-            "date_start": rfc3339_offset(started),
-            "date_finish": rfc3339_offset(finish),
-            "operating_reset_at": reset_at,
-            "operating": state.operating,
-        }),
-    );
-    v.to_string()
 }

@@ -40,11 +40,11 @@ pub(crate) fn answer(
         "crm.deal.get" => match id {
             Some(id) => deal(id),
             None => {
-                return Some(Err(Refusal::B24 {
-                    status: 400,
-                    code: "ERROR_CORE",
-                    text: "ID is not defined or invalid.".into(),
-                }));
+                return Some(Err(error(
+                    400,
+                    "ERROR_CORE",
+                    "ID is not defined or invalid.",
+                )));
             }
         },
         "crm.deal.add" => json!(fastrand::u32(100..100_000)),
@@ -103,14 +103,22 @@ pub(crate) fn batch_commands(call: &Call) -> Vec<(String, String)> {
     cmds
 }
 
+/// Bitrix24's error body: `{"error": CODE, "error_description": TEXT}`.
+fn error(status: u16, code: &str, text: &str) -> Refusal {
+    Refusal::Body {
+        status,
+        body: json!({"error": code, "error_description": text}),
+    }
+}
+
 fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
     let cmds = batch_commands(call);
     if cmds.len() > usize::try_from(batch_max).unwrap_or(usize::MAX) {
-        return Err(Refusal::B24 {
-            status: 400,
-            code: "ERROR_BATCH_LENGTH_EXCEEDED",
-            text: "Max batch length exceeded".into(),
-        });
+        return Err(error(
+            400,
+            "ERROR_BATCH_LENGTH_EXCEEDED",
+            "Max batch length exceeded",
+        ));
     }
     let mut results = serde_json::Map::new();
     let mut errors = serde_json::Map::new();
@@ -125,7 +133,7 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
             path: format!("/rest/{method}"),
             host: None,
             credential: None,
-            b24_method: Some(method.to_owned()),
+            rpc_method: Some(method.to_owned()),
             query: crate::call::parse_query(params),
             body: None,
         };
@@ -136,11 +144,8 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
                     s.body.get("result").cloned().unwrap_or(Value::Null),
                 );
             }
-            Some(Err(Refusal::B24 { code, text, .. })) => {
-                errors.insert(
-                    key.clone(),
-                    json!({"error": code, "error_description": text}),
-                );
+            Some(Err(Refusal::Body { body, .. })) => {
+                errors.insert(key.clone(), body);
             }
             _ => {
                 errors.insert(key.clone(), json!({"error": "ERROR_METHOD_NOT_FOUND", "error_description": "Method not found!"}));

@@ -35,10 +35,10 @@ impl Success {
 pub(crate) enum Refusal {
     /// The service's 400, with its reason.
     BadRequest(String),
-    /// Bitrix24's own error code and text, with its status.
-    B24 {
+    /// An error the answer source wrote itself, whole (Bitrix24's method errors), with its
+    /// status.
+    Body {
         status: u16,
-        code: &'static str,
-        text: String,
+        body: serde_json::Value,
     },
 }

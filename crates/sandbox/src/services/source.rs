@@ -17,6 +17,11 @@ pub(crate) trait Answers: Send + Sync {
         op: &Operation,
         call: &Call,
     ) -> Option<Result<Success, Refusal>>;
+
+    /// The methods `call` runs inside it (a Bitrix24 `batch`), for the operating-time budget.
+    fn nested(&self, _call: &Call) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The implementation of `source`; `specs` feeds [`AnswerSource::OpenApiExamples`].
@@ -48,8 +53,21 @@ impl Answers for B24Methods {
         _: &Operation,
         call: &Call,
     ) -> Option<Result<Success, Refusal>> {
-        let method = call.b24_method.as_deref()?;
+        let method = call.rpc_method.as_deref()?;
         b24::answer(method, call, service.batch_max.unwrap_or(50))
+    }
+
+    fn nested(&self, call: &Call) -> Vec<String> {
+        if call.rpc_method.as_deref() != Some("batch") {
+            return Vec::new();
+        }
+        b24::batch_commands(call)
+            .into_iter()
+            .map(|(_, cmd)| {
+                let m = cmd.split_once('?').map_or(cmd.as_str(), |(m, _)| m);
+                m.to_ascii_lowercase()
+            })
+            .collect()
     }
 }
 
