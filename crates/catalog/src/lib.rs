@@ -28,6 +28,7 @@ mod resolve;
 pub mod templates;
 mod wb;
 pub mod wb_import;
+pub mod ymarket_import;
 
 pub use error::CatalogError;
 pub use export::CatalogRow;

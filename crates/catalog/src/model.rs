@@ -111,6 +111,8 @@ pub enum CredentialChannel {
     TokenQuery,
     /// `Client-Id: ID` and `Api-Key: KEY` (Ozon).
     ClientIdApiKey,
+    /// `Api-Key: KEY` alone (Yandex Market).
+    ApiKey,
     /// `/rest/{user}/{code}/{method}` (a Bitrix24 inbound webhook).
     WebhookPath,
     /// `?auth=TOKEN` or an `auth` body field (a Bitrix24 application).
@@ -138,6 +140,7 @@ impl CredentialChannel {
             CredentialChannel::ClientIdApiKey => {
                 vec![("Client-Id", "1".to_owned()), ("Api-Key", key.to_owned())]
             }
+            CredentialChannel::ApiKey => vec![("Api-Key", key.to_owned())],
             CredentialChannel::TokenQuery
             | CredentialChannel::WebhookPath
             | CredentialChannel::AuthParam => Vec::new(),
@@ -254,14 +257,44 @@ pub struct Operation {
     /// Tokens a request takes from each of its groups up front (MoySklad weighs a request 4;
     /// 1 elsewhere).
     pub weight: u32,
+    /// A field of the request's JSON body whose items are the request's weight instead (Yandex
+    /// Market's data-volume limits: `offers`); dotted for nested fields.
+    pub weight_from: Option<String>,
     /// Its answer, when the definition writes one.
     pub fixture: Option<Fixture>,
 }
 
 impl Operation {
-    /// Tokens an answer with `status` costs in all: 1 unless a cost rule says otherwise.
-    pub fn cost_of(&self, status: u16) -> u32 {
-        self.cost.get(&status).copied().unwrap_or(1)
+    /// Tokens an answer with `status` costs in all, given the `taken` up front: what a cost rule
+    /// says (0 for Yandex Market's 5xx), else what was taken.
+    pub fn cost_of(&self, status: u16, taken: u32) -> u32 {
+        self.cost.get(&status).copied().unwrap_or(taken)
+    }
+
+    /// Tokens `body` (the request's JSON) takes up front: the number of items of `weight_from`
+    /// when the operation names such a field (at least 1), else `weight`.
+    ///
+    /// ```
+    /// # use apistend_catalog::{Catalog, Method, ServiceId};
+    /// let catalog = Catalog::builtin()?;
+    /// let path = "/v2/campaigns/1/offer-prices/updates";
+    /// let id = catalog.service_id("ymarket")?;
+    /// let op = catalog.resolve(id, Method::Post, path, None).unwrap().operation.unwrap();
+    /// let body = serde_json::json!({"offers": [{"offerId": "a"}, {"offerId": "b"}]});
+    /// assert_eq!(op.weight_for(Some(&body)), 2);
+    /// assert_eq!(op.weight_for(None), 1);
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn weight_for(&self, body: Option<&serde_json::Value>) -> u32 {
+        let Some(field) = &self.weight_from else {
+            return self.weight;
+        };
+        let items = body
+            .and_then(|b| field.split('.').try_fold(b, |v, k| v.get(k)))
+            .and_then(serde_json::Value::as_array)
+            .map_or(1, Vec::len);
+        u32::try_from(items.max(1)).unwrap_or(u32::MAX)
     }
 
     /// The value of path parameter `name` in `path`, a path this operation's template matches.
@@ -398,6 +431,8 @@ pub struct InFlightLimit {
     pub slots: apistend_limiter::Slots,
     /// Whose requests share it: [`BucketScope::Key`] or [`BucketScope::Account`].
     pub scope: BucketScope,
+    /// Path parameters that split it per resource (Yandex Market: 4 in flight per campaign).
+    pub per_resource: Vec<String>,
 }
 
 /// A fixed answer of an operation, written in its definition.

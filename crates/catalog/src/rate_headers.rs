@@ -24,6 +24,9 @@ pub enum RateValue {
     ResetSecs,
     /// Milliseconds until the bucket is full again.
     ResetMs,
+    /// The moment the bucket is full again, as an HTTP date (Yandex Market's
+    /// `X-RateLimit-Resource-Until`).
+    ResetDate,
 }
 
 /// When a header is sent.
@@ -52,28 +55,41 @@ pub struct RateHeader {
     pub on: When,
 }
 
-/// Up to six rate-limit headers: names and whole numbers (no allocation: this is on every
-/// answer).
+/// Up to six rate-limit headers: names and whole numbers, or dates as seconds from now (no
+/// allocation: this is on every answer).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateHeaders {
-    items: [(&'static str, u64); 6],
+    items: [(&'static str, u64, bool); 6],
     len: usize,
 }
 
 impl RateHeaders {
-    fn push(&mut self, name: &'static str, value: u64) {
+    fn push(&mut self, name: &'static str, value: u64, date: bool) {
         if let Some(slot) = self.items.get_mut(self.len) {
-            *slot = (name, value);
+            *slot = (name, value, date);
             self.len += 1;
         }
     }
 
-    /// The headers, in the order the service sends them.
+    /// The numeric headers, in the order the service sends them.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.items.iter().take(self.len).copied()
+        self.items
+            .iter()
+            .take(self.len)
+            .filter(|(_, _, date)| !date)
+            .map(|(n, v, _)| (*n, *v))
     }
 
-    /// The value of `name`, if sent.
+    /// The date headers: names and whole seconds from now (the sender writes the HTTP date).
+    pub fn dates(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.items
+            .iter()
+            .take(self.len)
+            .filter(|(_, _, date)| *date)
+            .map(|(n, v, _)| (*n, *v))
+    }
+
+    /// The value of numeric header `name`, if sent.
     pub fn get(&self, name: &str) -> Option<u64> {
         self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
@@ -98,15 +114,21 @@ impl Service {
                 When::Rejected => rejected,
             };
             if sent {
-                let v = match rule.value {
-                    Ok(v) => value(v, decision),
-                    Err(fixed) => fixed,
-                };
-                h.push(rule.name, v);
+                match rule.value {
+                    Ok(RateValue::ResetDate) => {
+                        h.push(rule.name, decision.reset_after_secs(), true);
+                    }
+                    Ok(v) => h.push(rule.name, value(v, decision), false),
+                    Err(fixed) => h.push(rule.name, fixed, false),
+                }
             }
         }
         if rejected && self.apistend_retry_after {
-            h.push(X_APISTEND_RETRY_AFTER, decision.retry_after_secs().max(1));
+            h.push(
+                X_APISTEND_RETRY_AFTER,
+                decision.retry_after_secs().max(1),
+                false,
+            );
         }
         h
     }
@@ -119,7 +141,7 @@ fn value(v: RateValue, d: &Decision) -> u64 {
         RateValue::Limit => u64::from(d.limit),
         RateValue::RetryAfterSecs => d.retry_after_secs().max(1),
         RateValue::RetryAfterMs => ms(d.retry_after),
-        RateValue::ResetSecs => d.reset_after_secs(),
+        RateValue::ResetSecs | RateValue::ResetDate => d.reset_after_secs(),
         RateValue::ResetMs => ms(d.reset_after),
     }
 }

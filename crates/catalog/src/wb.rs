@@ -80,6 +80,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 category: op.category.clone(),
                 summary: op.summary.clone(),
                 weight: 1,
+                weight_from: None,
                 fixture: None,
             },
             op.group.clone(),

@@ -44,7 +44,7 @@ fn refused(text: &str) -> (usize, String, String) {
 fn every_builtin_definition_parses_validates_and_round_trips() {
     let defs = Definitions::builtin();
     let files = defs.parse().unwrap();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 7);
     let mut again = Definitions::default();
     for (file, (name, _)) in files.iter().zip(BUILTIN) {
         let text = to_toml(file).unwrap();
@@ -60,13 +60,18 @@ fn every_builtin_definition_parses_validates_and_round_trips() {
     let reloaded = Catalog::load(&again, None).unwrap();
     assert_eq!(original.services(), reloaded.services());
     let ids: Vec<&str> = original.services().iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["wb", "b24", "apify", "ozon", "amocrm", "moysklad"]);
+    assert_eq!(
+        ids,
+        [
+            "wb", "b24", "apify", "ozon", "amocrm", "moysklad", "ymarket"
+        ]
+    );
 }
 
 #[test]
 fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
     let c = load("ozon2.toml", &ozon_as("ozon2", "/oz2")).unwrap();
-    assert_eq!(c.services().len(), 7);
+    assert_eq!(c.services().len(), 8);
     let id = c.service_id("ozon2").unwrap();
     let (svc, rest) = c.route("/oz2/v1/warehouse/list").unwrap();
     assert_eq!((svc.id, rest), (id, "/v1/warehouse/list"));
@@ -81,7 +86,7 @@ fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
 
     let slower = ozon_as("ozon", "/ozon").replace("latency_ms = 25", "latency_ms = 250");
     let c = load("mine/ozon.toml", &slower).unwrap();
-    assert_eq!(c.services().len(), 6, "replaced, not added");
+    assert_eq!(c.services().len(), 7, "replaced, not added");
     assert_eq!(c.service(ServiceId::OZON).unwrap().latency.base_ms, 250);
     assert_eq!(
         c.services()[3].id,
@@ -189,33 +194,65 @@ fn a_directory_adds_its_toml_files_in_name_order() {
     assert_eq!(
         ids,
         [
-            "wb", "b24", "apify", "ozon", "amocrm", "moysklad", "shop-a", "shop-b"
+            "wb", "b24", "apify", "ozon", "amocrm", "moysklad", "ymarket", "shop-a", "shop-b"
         ]
     );
     let missing = Definitions::builtin().with_dir(&dir.path().join("nope"));
     assert!(matches!(missing, Err(CatalogError::Definition { .. })));
 }
 
-#[test]
-fn the_committed_amocrm_definition_is_what_its_importer_generates() {
-    let endpoints = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/specs/amocrm/endpoints.json"
+/// The committed output of `importer` for `name` is what it writes from `../shared` now.
+fn regenerates(name: &str, source: &str, importer: fn(&str, &str) -> Result<String, CatalogError>) {
+    let path = format!(
+        "{}/../../../shared/specs/{source}",
+        env!("CARGO_MANIFEST_DIR")
     );
-    let Ok(json) = std::fs::read_to_string(endpoints) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{endpoints} is missing in CI"
-        );
-        eprintln!("SKIP: {endpoints} not found (../shared is not beside the repository)");
+    let Ok(input) = std::fs::read_to_string(&path) else {
+        assert!(std::env::var_os("CI").is_none(), "{path} is missing in CI");
+        eprintln!("SKIP: {path} not found (../shared is not beside the repository)");
         return;
     };
-    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == "amocrm.toml").unwrap();
-    let generated = apistend_catalog::amocrm_import::import(committed, &json).unwrap();
+    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == name).unwrap();
+    let generated = importer(committed, &input).unwrap();
     assert!(
         generated == *committed,
-        "services/amocrm.toml is stale: run apistend catalog import-amocrm"
+        "services/{name} is stale: run its apistend catalog import-… command (docs/services.md)"
     );
+}
+
+#[test]
+fn the_committed_amocrm_definition_is_what_its_importer_generates() {
+    regenerates(
+        "amocrm.toml",
+        "amocrm/endpoints.json",
+        apistend_catalog::amocrm_import::import,
+    );
+}
+
+/// Quotas against the official source: every operation of the spec's x-resource-limit-config
+/// has its group with the `none` tier's numbers, split per campaign or business.
+#[test]
+fn the_committed_ymarket_definition_is_what_its_importer_generates() {
+    regenerates(
+        "ymarket.toml",
+        "yandex-market/limits.json",
+        apistend_catalog::ymarket_import::import,
+    );
+    let c = Catalog::builtin().unwrap();
+    let svc = c.service(c.service_id("ymarket").unwrap()).unwrap();
+    let g = svc.group("updatePrices").unwrap();
+    assert_eq!(
+        (g.quota.burst(), g.documented),
+        (10_000, Some((60_000, 10_000)))
+    );
+    assert_eq!(g.per_resource, ["campaignId"]);
+    let g = svc.group("getCampaigns").unwrap();
+    assert_eq!(
+        (g.quota.burst(), g.documented),
+        (1000, Some((3_600_000, 1000)))
+    );
+    assert!(g.per_resource.is_empty());
+    assert_eq!(svc.rejection.status, 420);
 }
 
 #[test]

@@ -34,6 +34,7 @@ enum Format {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::enum_variant_names)] // they are the subcommands `import-…`
 enum CatalogCommand {
     /// Read WB's OpenAPI specs (the *.yaml files of DIR) and write the catalog file.
     ImportWbOpenapi {
@@ -52,6 +53,15 @@ enum CatalogCommand {
         #[arg(long)]
         definition: PathBuf,
     },
+    /// Regenerate the limit groups and operations of a Yandex Market definition from
+    /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
+    ImportYandexMarket {
+        /// The limits file.
+        limits: PathBuf,
+        /// The definition to rewrite (services/ymarket.toml).
+        #[arg(long)]
+        definition: PathBuf,
+    },
 }
 
 pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
@@ -60,7 +70,20 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
         Some(CatalogCommand::ImportAmocrm {
             endpoints,
             definition,
-        }) => return import_amocrm(&endpoints, &definition),
+        }) => {
+            return regenerate(
+                &endpoints,
+                &definition,
+                apistend_catalog::amocrm_import::import,
+            );
+        }
+        Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
+            return regenerate(
+                &limits,
+                &definition,
+                apistend_catalog::ymarket_import::import,
+            );
+        }
         None => {}
     }
     let overrides = match &args.overrides {
@@ -107,11 +130,16 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn import_amocrm(endpoints: &std::path::Path, definition: &std::path::Path) -> anyhow::Result<()> {
+/// Rewrites the generated part of `definition` from `source` with `importer`.
+fn regenerate(
+    source: &std::path::Path,
+    definition: &std::path::Path,
+    importer: fn(&str, &str) -> Result<String, apistend_catalog::CatalogError>,
+) -> anyhow::Result<()> {
     let read = |p: &std::path::Path| {
         std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
     };
-    let text = apistend_catalog::amocrm_import::import(&read(definition)?, &read(endpoints)?)?;
+    let text = importer(&read(definition)?, &read(source)?)?;
     // Built once, so that a definition that does not load is never written.
     let name = definition.display().to_string();
     let defs =

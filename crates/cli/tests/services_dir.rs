@@ -180,6 +180,20 @@ fn copied_definitions_are_services_under_their_new_prefixes() {
     });
 }
 
+/// What `apistend serve` says when it refuses to start.
+fn refused_start(data: &Path, services: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg("--data")
+        .arg(data)
+        .arg("--services")
+        .arg(services)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn a_bad_definition_stops_the_start_with_its_file_line_and_field() {
     let services = tempfile::tempdir().unwrap();
@@ -197,18 +211,17 @@ fn a_bad_definition_stops_the_start_with_its_file_line_and_field() {
         .position(|l| l.contains("\"warehouses\""))
         .unwrap()
         + 1;
-    let out = Command::new(env!("CARGO_BIN_EXE_apistend"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .arg("--data")
-        .arg(data.path())
-        .arg("--services")
-        .arg(services.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(data.path(), services.path());
     let want = format!("market2.toml:{line}: operations[4].groups[0]: no group \"warehouses\"");
     assert!(err.contains(&want), "{err}");
+
+    // A prefix the sandbox answers itself is refused.
+    copy("ozon", "market2", "/metrics", services.path());
+    let err = refused_start(data.path(), services.path());
+    assert!(
+        err.contains("prefix /metrics is one of the sandbox's own routes"),
+        "{err}"
+    );
 
     // The catalog command reads the same directory.
     std::fs::remove_file(&path).unwrap();

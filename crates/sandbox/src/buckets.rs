@@ -54,6 +54,8 @@ pub(crate) struct Target<'a> {
     pub(crate) host: Option<&'a str>,
     pub(crate) operation: Option<&'a Operation>,
     pub(crate) path: &'a str,
+    /// Tokens the request takes up front from each group (its operation's weight).
+    pub(crate) weight: u32,
 }
 
 /// The bucket key of `group` for `owner` in `service`: the one place a bucket key is built.
@@ -105,12 +107,21 @@ pub(crate) async fn take(
     let svc = resolved.service;
     let sid = svc.id.as_str();
     let groups = || resolved.groups.iter().filter_map(|&i| svc.groups.get(i));
-    let weight = resolved.operation.map_or(1, |o| o.weight);
+    let weight = at.weight.max(1);
     let mut first: Option<Charge> = None;
     for (n, group) in groups().enumerate() {
         let k = key(sid, group, owner, at);
         let q = quota(sid, group, owner);
-        let d = store.acquire(&k, &q, weight).await?;
+        let d = if weight > q.burst() {
+            // More than the bucket ever holds (a request with more items than the quota):
+            // refused, never an error.
+            let mut d = store.peek(&k, &q).await?;
+            d.allowed = false;
+            d.retry_after = d.retry_after.max(q.span());
+            d
+        } else {
+            store.acquire(&k, &q, weight).await?
+        };
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
             for g in groups().take(n) {
@@ -128,6 +139,26 @@ pub(crate) async fn take(
         });
     }
     first.ok_or_else(|| LimiterError::Config(format!("{sid} has no limit group for this request")))
+}
+
+/// Gives `n` tokens back to every group (an answer that costs less than was taken: Yandex
+/// Market's 5xx costs nothing). Returns the operation's own group's bucket afterwards.
+pub(crate) async fn refund(
+    store: &Store,
+    resolved: &Resolved<'_>,
+    owner: &Owner,
+    at: &Target<'_>,
+    n: u32,
+) -> Result<Option<Decision>, LimiterError> {
+    let svc = resolved.service;
+    let sid = svc.id.as_str();
+    let mut first = None;
+    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
+        let q = quota(sid, group, owner);
+        let after = store.refund(&key(sid, group, owner, at), &q, n).await?;
+        first.get_or_insert(after);
+    }
+    Ok(first)
 }
 
 /// Charges `extra` more tokens to every group (a WB 409 costs 10 in all): taken when they are

@@ -105,6 +105,7 @@ impl Call {
             CredentialChannel::ClientIdApiKey => header(headers, CLIENT_ID)
                 .and_then(|_| header(headers, API_KEY))
                 .map(str::to_owned),
+            CredentialChannel::ApiKey => header(headers, API_KEY).map(str::to_owned),
             CredentialChannel::WebhookPath => webhook.map(str::to_owned),
             CredentialChannel::AuthParam => self.param("auth"),
             _ => None,

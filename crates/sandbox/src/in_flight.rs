@@ -12,7 +12,7 @@ use apistend_limiter::{Lease, LimiterError, Slots, Store, bucket_key};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
 
-use crate::buckets::Owner;
+use crate::buckets::{Owner, Target};
 
 /// Slots held by one request.
 pub(crate) struct Held {
@@ -37,6 +37,7 @@ pub(crate) async fn take(
     store: &Store,
     service: &Service,
     owner: &Owner,
+    at: &Target<'_>,
 ) -> Result<Taken, LimiterError> {
     let mut held = Held {
         store: store.clone(),
@@ -50,11 +51,15 @@ pub(crate) async fn take(
             }
             _ => owner.key.to_string(),
         };
-        let key = bucket_key(
-            "apistend:inflight",
-            &tenant,
-            &[service.id.as_str(), &limit.id],
-        );
+        let resource = at
+            .operation
+            .and_then(|op| op.resource(at.path, &limit.per_resource))
+            .map(|(name, value)| format!("{name}={value}"));
+        let sid = service.id.as_str();
+        let key = match &resource {
+            Some(r) => bucket_key("apistend:inflight", &tenant, &[sid, &limit.id, r]),
+            None => bucket_key("apistend:inflight", &tenant, &[sid, &limit.id]),
+        };
         // On an error or a full limit, dropping `held` gives back what it has.
         match store.lease(&key, &limit.slots).await? {
             Some(lease) => held.leases.push((lease, limit.slots)),

@@ -162,6 +162,12 @@ impl Answer {
         for (name, value) in self.rate.iter() {
             h.append(HeaderName::from_static(name), number(value));
         }
+        for (name, secs) in self.rate.dates() {
+            let at = std::time::SystemTime::now() + Duration::from_secs(secs);
+            if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(at)) {
+                h.append(HeaderName::from_static(name), v);
+            }
+        }
         if let Some(sc) = self.scenario {
             h.insert(X_APISTEND_SCENARIO, HeaderValue::from_static(sc));
         }
@@ -313,6 +319,9 @@ async fn handle_inner(
         host: call.host.as_deref(),
         operation: resolved.operation,
         path: &call.path,
+        weight: resolved
+            .operation
+            .map_or(1, |o| o.weight_for(call.body.as_ref())),
     };
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
 
@@ -351,7 +360,7 @@ async fn handle_inner(
     let held = if service.in_flight.is_empty() {
         None
     } else {
-        match in_flight::take(&state.store, service, &owner).await {
+        match in_flight::take(&state.store, service, &owner, &at).await {
             Ok(in_flight::Taken::All(h)) => Some(h),
             Ok(in_flight::Taken::Full) => return plain(ErrorKind::TooManyInFlight, &decision),
             Err(e) => {
@@ -454,16 +463,23 @@ async fn handle_inner(
         answer.body = op.time_block(&answer.body, &owner.key, m, &nested, started, delay);
     }
 
-    // Cost after the answer: a WB 409 counts as 10 (or 33).
-    let cost = resolved.operation.map_or(1, |o| o.cost_of(answer.status));
-    let taken = resolved.operation.map_or(1, |o| o.weight);
-    if cost > taken {
-        match buckets::charge_extra(&state.store, &resolved, &owner, &at, cost - taken).await {
-            Ok(Some(after)) => decision = after,
-            Ok(None) => {}
-            Err(e) => {
-                tracing::warn!(request_id = meta.id(), error = %e, "could not charge the extra cost");
-            }
+    // Cost after the answer: a WB 409 counts as 10 (or 33), a Yandex Market 5xx as nothing.
+    let taken = at.weight;
+    let cost = resolved
+        .operation
+        .map_or(taken, |o| o.cost_of(answer.status, taken));
+    let settled = if cost > taken {
+        buckets::charge_extra(&state.store, &resolved, &owner, &at, cost - taken).await
+    } else if cost < taken {
+        buckets::refund(&state.store, &resolved, &owner, &at, taken - cost).await
+    } else {
+        Ok(None)
+    };
+    match settled {
+        Ok(Some(after)) => decision = after,
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(request_id = meta.id(), error = %e, "could not settle the answer's cost");
         }
     }
     let mut answer = answer.rate(service.rate_headers(&decision, false));

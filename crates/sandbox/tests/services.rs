@@ -221,3 +221,180 @@ async fn moysklad_limits_requests_in_flight_on_redis() {
     let s = support::start(|c| c.with_redis(redis.url())).await;
     moysklad_sixth_concurrent_request(&s).await;
 }
+
+/// Yandex Market (services/ymarket.toml, groups generated from the official spec's
+/// x-resource-limit-config). Sources: the limits page
+/// (yandex.ru/dev/market/partner-api/doc/ru/concepts/limits) as ../shared/specs/yandex-market/
+/// limits.json quotes it — 420 Enhance Your Calm with `{"status":"ERROR","errors":[{code,
+/// message}]}` (ApiLimitErrorResponse), X-RateLimit-Resource-Limit/-Remaining/-Until (RFC 822) on
+/// every answer, quotas per campaign or business, 5xx not counted, 4 requests in flight.
+async fn ymarket() -> (support::TestServer, reqwest::Client) {
+    let overrides = apistend_catalog::Overrides::from_toml(
+        "[ymarket.groups.getCampaign]\nburst = 2\ninterval_ms = 60000\n",
+    )
+    .unwrap();
+    (
+        support::start(|c| c.with_overrides(overrides)).await,
+        support::client(),
+    )
+}
+
+#[tokio::test]
+async fn ymarket_420_its_headers_and_quotas_per_campaign() {
+    let (s, http) = ymarket().await;
+    let req = |method: reqwest::Method, path: &str| {
+        http.request(method, format!("{}/ymarket{path}", s.base))
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "0")
+    };
+    // generateUnitedNettingReport: 1 per 2 minutes (x-resource-limit-config, tier `none`).
+    let path = "/v2/reports/united-netting/generate";
+    let r = req(reqwest::Method::POST, path)
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-ratelimit-resource-limit"], "1");
+    assert_eq!(r.headers()["x-ratelimit-resource-remaining"], "0");
+    let r = req(reqwest::Method::POST, path)
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 420);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let until = r.headers()["x-ratelimit-resource-until"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let until = httpdate::parse_http_date(&until).expect("an RFC 822 date");
+    let ahead = until
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    assert!(ahead <= std::time::Duration::from_secs(121), "{ahead:?}");
+    assert!(r.headers().get("x-apistend-retry-after").is_none());
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["status"], "ERROR");
+    assert_eq!(body["errors"][0]["code"], "LIMIT_EXCEEDED");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hit rate limit of 1")
+    );
+
+    // getCampaign (2 per minute here): one bucket per campaign.
+    for _ in 0..2 {
+        let r = req(reqwest::Method::GET, "/v2/campaigns/11")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["campaign"]["id"], 21_000_001);
+    }
+    let r = req(reqwest::Method::GET, "/v2/campaigns/11")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 420);
+    let r = req(reqwest::Method::GET, "/v2/campaigns/12")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "another campaign");
+    // A 5xx costs nothing: campaign 13's bucket is still full after one.
+    let r = req(reqwest::Method::GET, "/v2/campaigns/13")
+        .header("X-Mock-Scenario", "server_error")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    assert_eq!(r.headers()["x-ratelimit-resource-remaining"], "2");
+    let r = req(reqwest::Method::GET, "/v2/campaigns/13")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-ratelimit-resource-remaining"], "1");
+    // An unknown key: Yandex Market's 401 envelope.
+    let r = http
+        .get(format!("{}/ymarket/v2/campaigns", s.base))
+        .header("Api-Key", "nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["status"], "ERROR");
+}
+
+#[tokio::test]
+async fn ymarket_prices_weigh_their_offers() {
+    let (s, http) = ymarket().await;
+    // updatePrices: 10 000 offers per minute (`path: req.offers`).
+    let offers = |n: usize| {
+        let items: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"offerId": format!("o{i}"), "price": {"value": 100, "currencyId": "RUR"}}))
+            .collect();
+        serde_json::json!({ "offers": items })
+    };
+    let post = |body: Value| {
+        http.post(format!(
+            "{}/ymarket/v2/campaigns/7/offer-prices/updates",
+            s.base
+        ))
+        .header("Api-Key", &s.key)
+        .header("X-Mock-Delay", "0")
+        .json(&body)
+        .send()
+    };
+    let r = post(offers(6000)).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-ratelimit-resource-remaining"], "4000");
+    let r = post(offers(6000)).await.unwrap();
+    assert_eq!(r.status(), 420, "6 000 more offers than the 4 000 left");
+    let r = post(offers(4000)).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = post(offers(10_001)).await.unwrap();
+    assert_eq!(
+        r.status(),
+        420,
+        "more than the quota ever holds: refused, not an error"
+    );
+}
+
+#[tokio::test]
+async fn ymarket_allows_four_requests_in_flight_per_campaign() {
+    let (s, http) = ymarket().await;
+    let slow = |campaign: u32| {
+        http.get(format!("{}/ymarket/v2/campaigns/{campaign}/orders", s.base))
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "800")
+            .send()
+    };
+    let (same, other) = tokio::join!(
+        futures_util::future::join_all((0..5).map(|_| slow(5))),
+        futures_util::future::join_all((0..4).map(|_| slow(6))),
+    );
+    let mut statuses: Vec<u16> = Vec::new();
+    let mut refused = None;
+    for r in same {
+        let r = r.unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == 420 {
+            refused = Some(r.json::<Value>().await.unwrap());
+        }
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 200, 420]);
+    let refused = refused.unwrap();
+    assert_eq!(
+        refused["errors"][0]["message"],
+        "Hit rate limit of 4 parallel requests"
+    );
+    assert!(
+        other.into_iter().all(|r| r.unwrap().status() == 200),
+        "campaign 6 has its own 4"
+    );
+}

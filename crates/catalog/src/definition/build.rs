@@ -129,7 +129,7 @@ pub(crate) fn build(
                 format!(
                     "no group {:?}; the groups are {}",
                     r.get_ref(),
-                    index.keys().cloned().collect::<Vec<_>>().join(", ")
+                    some(index.keys())
                 ),
             )
         })
@@ -163,6 +163,12 @@ pub(crate) fn build(
             .collect::<Result<Vec<_>, CatalogError>>()?;
         hosts = parts.hosts;
     }
+    let service_cost = costs(src, &file.cost, 0..0, "cost")?;
+    for op in &mut operations {
+        let own = std::mem::take(&mut op.cost);
+        op.cost = service_cost.clone();
+        op.cost.extend(own);
+    }
     for (i, o) in file.operations.iter().enumerate() {
         let field = format!("operations[{i}]");
         let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
@@ -188,21 +194,13 @@ pub(crate) fn build(
                 "an operation draws from at least one group",
             ));
         }
-        let mut cost = BTreeMap::new();
-        for (status, tokens) in &o.cost {
-            let code = status
-                .parse::<u16>()
-                .ok()
-                .filter(|s| (100..=599).contains(s) && *tokens > 0)
-                .ok_or_else(|| {
-                    src.err(
-                        o.method.span(),
-                        &format!("{field}.cost"),
-                        format!("{status} = {tokens}: keys are HTTP statuses, values tokens ≥ 1"),
-                    )
-                })?;
-            cost.insert(code, *tokens);
-        }
+        let mut cost = service_cost.clone();
+        cost.extend(costs(
+            src,
+            &o.cost,
+            o.method.span(),
+            &format!("{field}.cost"),
+        )?);
         let weight = o.weight.or(file.weight).unwrap_or(1);
         if weight == 0 {
             return Err(src.err(
@@ -241,6 +239,7 @@ pub(crate) fn build(
                 category: o.category.clone(),
                 summary: o.summary.clone(),
                 weight,
+                weight_from: o.weight_from.clone(),
                 fixture: fixture.clone(),
             });
         }
@@ -299,6 +298,7 @@ pub(crate) fn build(
                 id: c.id.get_ref().clone(),
                 slots,
                 scope: c.scope,
+                per_resource: c.per_resource.clone(),
             })
         })
         .collect::<Result<Vec<_>, CatalogError>>()?;
@@ -348,6 +348,32 @@ pub(crate) fn build(
     })
 }
 
+/// Cost rules: HTTP status → tokens in all (0: the answer costs nothing).
+fn costs(
+    src: &Source<'_>,
+    rules: &BTreeMap<String, u32>,
+    span: Range<usize>,
+    field: &str,
+) -> Result<BTreeMap<u16, u32>, CatalogError> {
+    rules
+        .iter()
+        .map(|(status, tokens)| {
+            let code = status
+                .parse::<u16>()
+                .ok()
+                .filter(|s| (100..=599).contains(s))
+                .ok_or_else(|| {
+                    src.err(
+                        span.clone(),
+                        field,
+                        format!("{status} = {tokens}: keys are HTTP statuses, values tokens"),
+                    )
+                })?;
+            Ok((code, *tokens))
+        })
+        .collect()
+}
+
 fn rate_headers(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<RateHeader>, CatalogError> {
     if file.rate_headers.len() > MAX_RATE_HEADERS {
         return Err(src.err(
@@ -376,7 +402,7 @@ fn rate_headers(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<RateHeader>,
                     return Err(src.err(
                         h.name.span(),
                         &field,
-                        "give value (remaining, limit, retry_after_secs, retry_after_ms, reset_secs, reset_ms) or fixed = N",
+                        "give value (remaining, limit, retry_after_secs, retry_after_ms, reset_secs, reset_ms, reset_date) or fixed = N",
                     ));
                 }
             };
@@ -521,6 +547,16 @@ fn quota(src: &Source<'_>, q: &Spanned<QuotaDef>, field: &str) -> Result<Quota, 
         None => Algorithm::Gcra,
     };
     Ok(built.with_algorithm(algorithm))
+}
+
+/// The first dozen of `names`, comma-separated (WB has hundreds of groups).
+fn some<'a>(names: impl ExactSizeIterator<Item = &'a String>) -> String {
+    let total = names.len();
+    let mut list: Vec<&str> = names.take(12).map(String::as_str).collect();
+    if total > list.len() {
+        list.push("…");
+    }
+    list.join(", ")
 }
 
 fn valid_id(id: &str) -> bool {

@@ -49,6 +49,10 @@ pub struct ServiceFile {
     /// Concurrency limits: at most `max` requests of one owner in flight.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub in_flight: Vec<InFlightDef>,
+    /// Tokens an answer costs in all by status, for every operation that says nothing else
+    /// (Yandex Market: `{ 500 = 0 }`, a server error costs nothing).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cost: BTreeMap<String, u32>,
     /// Tokens each request takes up front, unless its operation says otherwise (1 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<u32>,
@@ -216,6 +220,9 @@ pub struct OperationDef {
     /// Tokens it takes up front from each of its groups (the service's `weight` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<u32>,
+    /// Or: the items of this field of the request's JSON body (`offers`; dotted when nested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_from: Option<String>,
     /// Its answer, for `answers = "fixtures"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerDef>,
@@ -237,6 +244,9 @@ pub struct InFlightDef {
     /// absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
+    /// Path parameters that split it per resource (`["campaignId", "businessId"]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_resource: Vec<String>,
 }
 
 /// A written answer: a status and a JSON body (none for no content).

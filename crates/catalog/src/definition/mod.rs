@@ -17,7 +17,7 @@ pub(crate) use build::{Imports, Source, service_of};
 use crate::error::CatalogError;
 
 /// The built-in definitions, in catalog order: file name and text.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 7] = [
     ("wb.toml", include_str!("../../../../services/wb.toml")),
     ("b24.toml", include_str!("../../../../services/b24.toml")),
     (
@@ -32,6 +32,10 @@ pub const BUILTIN: [(&str, &str); 6] = [
     (
         "moysklad.toml",
         include_str!("../../../../services/moysklad.toml"),
+    ),
+    (
+        "ymarket.toml",
+        include_str!("../../../../services/ymarket.toml"),
     ),
 ];
 
