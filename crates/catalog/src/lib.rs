@@ -247,8 +247,10 @@ impl Catalog {
                             )
                         })
                     })?;
-                if let Some(g) = svc.groups.get_mut(plan.group) {
-                    g.quota = plan.quota;
+                for g in &mut svc.groups {
+                    if let Some(q) = plan.quotas.get(&g.id) {
+                        g.quota = *q;
+                    }
                 }
             }
             for (gid, go) in &o.groups {

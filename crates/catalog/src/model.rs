@@ -526,16 +526,15 @@ pub struct Service {
     pub plans: Vec<Plan>,
 }
 
-/// A named quota for one group (Bitrix24's Enterprise plan).
+/// A named set of quotas (Bitrix24's Enterprise plan, Yandex Market's `medium` tier): an override
+/// file selects one for the whole catalog, a sandbox's settings for its own requests.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Plan {
     /// Its name.
     pub name: String,
-    /// Index into [`Service::groups`] of the group it sets.
-    pub group: usize,
-    /// The group's quota under it.
-    pub quota: Quota,
+    /// Group id → the group's quota under it.
+    pub quotas: BTreeMap<String, Quota>,
 }
 
 impl Service {
@@ -572,6 +571,17 @@ impl Service {
     /// The group with id `id`.
     pub fn group(&self, id: &str) -> Option<&LimitGroup> {
         self.groups.iter().find(|g| g.id == id)
+    }
+
+    /// The quota of group `group` under plan `plan`, if the plan sets it.
+    #[must_use]
+    pub fn plan_quota(&self, plan: &str, group: &str) -> Option<Quota> {
+        self.plans
+            .iter()
+            .find(|p| p.name == plan)?
+            .quotas
+            .get(group)
+            .copied()
     }
 
     /// Index of the group with id `id`.

@@ -2,11 +2,12 @@
 //! `x-resource-limit-config` of its official OpenAPI (as `../shared/specs/yandex-market/limits.json`
 //! lists it), appended to the hand-written head of `services/ymarket.toml`. One group per
 //! operation (each is its own resource), split per campaign or business where the path names one;
-//! the `none` tier's numbers (the `medium` tier is not emulated yet); a request-collection
+//! the `none` tier's numbers, and the `medium` tier's where they differ as the plan `medium`;
+//! a request-collection
 //! `path` (`req.offers`) makes the operation weigh its items. Operations the head already writes
 //! (with their answers) are not written again; the others answer `{"status":"OK"}`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,7 @@ struct Op {
 struct Limit {
     path: String,
     none: Tier,
+    medium: Option<Tier>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +51,12 @@ struct Tier {
 struct Out {
     groups: Vec<GroupOut>,
     operations: Vec<OpOut>,
+    plans: BTreeMap<&'static str, PlanOut>,
+}
+
+#[derive(Serialize, Default)]
+struct PlanOut {
+    quotas: BTreeMap<String, QuotaOut>,
 }
 
 #[derive(Serialize)]
@@ -110,20 +118,29 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
     let mut out = Out {
         groups: Vec::new(),
         operations: Vec::new(),
+        plans: BTreeMap::new(),
+    };
+    let window_ms = |t: &Tier, id: &str| match t.period.as_str() {
+        "minutes" => Ok(60_000 * t.duration),
+        "hours" => Ok(3_600_000 * t.duration),
+        other => Err(spec(format!("{id}: unknown period {other:?}"))),
     };
     // Deprecated operations still answer at Yandex Market; they are kept.
     for op in file.operations {
-        let unit_ms = match op.limit.none.period.as_str() {
-            "minutes" => 60_000,
-            "hours" => 3_600_000,
-            other => {
-                return Err(spec(format!(
-                    "{}: unknown period {other:?}",
-                    op.operation_id
-                )));
+        let period_ms = window_ms(&op.limit.none, &op.operation_id)?;
+        // The `medium` tier, where it differs: a plan a sandbox or an override file selects.
+        if let Some(m) = &op.limit.medium {
+            let medium_ms = window_ms(m, &op.operation_id)?;
+            if (m.amount, medium_ms) != (op.limit.none.amount, period_ms) {
+                out.plans.entry("medium").or_default().quotas.insert(
+                    op.operation_id.clone(),
+                    QuotaOut {
+                        count: m.amount,
+                        period_ms: medium_ms,
+                    },
+                );
             }
-        };
-        let period_ms = unit_ms * op.limit.none.duration;
+        }
         let method = op.method.to_ascii_uppercase();
         out.groups.push(GroupOut {
             id: op.operation_id.clone(),

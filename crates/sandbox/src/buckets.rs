@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved};
+use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved, Service};
 use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
 
 use crate::tenants::{Principal, View};
@@ -78,12 +78,17 @@ pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, at: &Target<
     }
 }
 
-/// The quota of `group` for `owner`: its sandbox's own, or the catalog's.
-pub(crate) fn quota(service: &str, group: &LimitGroup, owner: &Owner) -> Quota {
+/// The quota of `svc`'s `group` for `owner`: its sandbox's own, else its sandbox's plan's, else
+/// the catalog's.
+pub(crate) fn quota(svc: &Service, group: &LimitGroup, owner: &Owner) -> Quota {
+    let sid = svc.id.as_str();
     owner
         .view
         .as_ref()
-        .and_then(|v| v.quota(service, &group.id))
+        .and_then(|v| {
+            v.quota(sid, &group.id)
+                .or_else(|| svc.plan_quota(v.plan(sid)?, &group.id))
+        })
         .unwrap_or(group.quota)
 }
 
@@ -111,7 +116,7 @@ pub(crate) async fn take(
     let mut first: Option<Charge> = None;
     for (n, group) in groups().enumerate() {
         let k = key(sid, group, owner, at);
-        let q = quota(sid, group, owner);
+        let q = quota(svc, group, owner);
         let d = if weight > q.burst() {
             // More than the bucket ever holds (a request with more items than the quota):
             // refused, never an error.
@@ -125,7 +130,7 @@ pub(crate) async fn take(
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
             for g in groups().take(n) {
-                let q = quota(sid, g, owner);
+                let q = quota(svc, g, owner);
                 store.refund(&key(sid, g, owner, at), &q, weight).await?;
             }
             return Ok(Charge {
@@ -154,7 +159,7 @@ pub(crate) async fn refund(
     let sid = svc.id.as_str();
     let mut first = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let q = quota(sid, group, owner);
+        let q = quota(svc, group, owner);
         let after = store.refund(&key(sid, group, owner, at), &q, n).await?;
         first.get_or_insert(after);
     }
@@ -176,7 +181,7 @@ pub(crate) async fn charge_extra(
     let mut first = None;
     for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
         let k = key(sid, group, owner, at);
-        let q = quota(sid, group, owner);
+        let q = quota(svc, group, owner);
         let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
         if !taken {
             // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.

@@ -398,3 +398,51 @@ async fn ymarket_allows_four_requests_in_flight_per_campaign() {
         "campaign 6 has its own 4"
     );
 }
+
+/// The spec's `medium` tier is the plan "medium", which a sandbox selects in its settings:
+/// getOfferMappings is 100 per minute in tier `none` and 600 in `medium` (limits.json).
+#[tokio::test]
+async fn ymarket_a_sandbox_selects_the_medium_tier() {
+    let dir = support::temp_dir();
+    let tenants = apistend_sandbox::Tenants::open(&dir).unwrap();
+    let demo = tenants.ensure_key("demo", "test-key").unwrap();
+    drop(tenants);
+    let s = support::start_in(dir, |c| c.with_admin_token("a-test-admin-token-0123")).await;
+    let http = support::client();
+    let limit = || async {
+        let r = http
+            .post(format!("{}/ymarket/v2/businesses/9/offer-mappings", s.base))
+            .header("Api-Key", "test-key")
+            .header("X-Mock-Delay", "0")
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.headers()["x-ratelimit-resource-limit"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(limit().await, "100");
+    let put = |body: Value| {
+        http.put(format!("{}/api/v1/sandboxes/{}/settings", s.base, demo.id))
+            .bearer_auth("a-test-admin-token-0123")
+            .json(&body)
+            .send()
+    };
+    let r = put(serde_json::json!({"plans": {"ymarket": "large"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["detail"].as_str().unwrap().contains("medium"),
+        "{body}"
+    );
+    let r = put(serde_json::json!({"plans": {"ymarket": "medium"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(limit().await, "600");
+}

@@ -273,11 +273,21 @@ pub(crate) fn build(
         .plans
         .iter()
         .map(|(name, p)| {
-            let field = format!("plans.{name}");
+            let mut quotas = BTreeMap::new();
+            for (gid, q) in &p.quotas {
+                let field = format!("plans.{name}.quotas.{gid}");
+                if !index.contains_key(gid) {
+                    return Err(src.err(
+                        q.span(),
+                        &field,
+                        format!("no group {gid:?}; the groups are {}", some(index.keys())),
+                    ));
+                }
+                quotas.insert(gid.clone(), quota(src, q, &field)?);
+            }
             Ok(Plan {
                 name: name.clone(),
-                group: lookup(&p.group, &format!("{field}.group"))?,
-                quota: quota(src, &p.quota, &format!("{field}.quota"))?,
+                quotas,
             })
         })
         .collect::<Result<Vec<_>, CatalogError>>()?;

@@ -275,13 +275,11 @@ pub struct BatchDef {
     pub max: u32,
 }
 
-/// A named quota for one group.
+/// A named set of quotas (a tariff): group id → its quota under the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct PlanDef {
-    /// The group it sets.
-    pub group: Spanned<String>,
-    /// Its numbers.
-    pub quota: Spanned<QuotaDef>,
+    /// The groups it sets, and their numbers.
+    pub quotas: BTreeMap<String, Spanned<QuotaDef>>,
 }

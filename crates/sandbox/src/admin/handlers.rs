@@ -222,6 +222,8 @@ struct SettingsBody {
     scenario: Option<ChaosBody>,
     #[serde(default)]
     bucket_scope: std::collections::BTreeMap<String, crate::tenants::ScopeChoice>,
+    #[serde(default)]
+    plans: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -241,7 +243,7 @@ pub(super) async fn put_settings(
     let b: SettingsBody = match parse_body(&body) {
         Ok(b) => b,
         Err(why) => {
-            let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}}";
+            let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}}";
             return ApiError::BadRequest(format!("{why}; {hint}")).into_response();
         }
     };
@@ -256,6 +258,7 @@ pub(super) async fn put_settings(
                 .unwrap_or_else(|| crate::secret::u64().unwrap_or_else(|_| fastrand::u64(..))),
         }),
         bucket_scope: b.bucket_scope,
+        plans: b.plans,
     };
     if let Err(e) = settings.validate(state.limits.max_delay_ms) {
         return ApiError::Unprocessable(e.to_string()).into_response();
@@ -267,6 +270,26 @@ pub(super) async fn put_settings(
         .find(Result::is_err)
     {
         return ApiError::Unprocessable(format!("bucket_scope: {e}")).into_response();
+    }
+    for (sid, plan) in &settings.plans {
+        let svc = match state.catalog.service_id(sid) {
+            Ok(id) => state.catalog.service(id),
+            Err(e) => return ApiError::Unprocessable(format!("plans: {e}")).into_response(),
+        };
+        if let Some(svc) = svc
+            && !svc.plans.iter().any(|p| &p.name == plan)
+        {
+            let known: Vec<&str> = svc.plans.iter().map(|p| p.name.as_str()).collect();
+            return ApiError::Unprocessable(format!(
+                "plans.{sid}: no plan {plan:?}; {sid} has {}",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))
+            .into_response();
+        }
     }
     match state.tenants.set_settings(&id, settings.clone()) {
         Ok(()) => json_response(StatusCode::OK, &json!(settings)),
@@ -332,7 +355,7 @@ fn buckets_of(
                     svc.id,
                     g.id.clone(),
                     bk,
-                    buckets::quota(svc.id.as_str(), g, &owner),
+                    buckets::quota(svc, g, &owner),
                 ));
             }
         }

@@ -49,7 +49,7 @@ pub(crate) enum Touched {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum Shared {
     /// A sandbox as it is.
-    Sandbox(SandboxRecord),
+    Sandbox(Box<SandboxRecord>),
     /// A deleted sandbox.
     Deleted(Tombstone),
     /// The admin token's hash.
@@ -549,7 +549,7 @@ impl Tenants {
                 .iter()
                 .find(|s| &s.id == id)
                 .cloned()
-                .map(Shared::Sandbox)
+                .map(|s| Shared::Sandbox(Box::new(s)))
                 .or_else(|| {
                     data.deleted
                         .iter()
@@ -591,8 +591,8 @@ impl Tenants {
                 Shared::Sandbox(s) => {
                     data.deleted.retain(|d| d.id != s.id);
                     match data.sandboxes.iter_mut().find(|x| x.id == s.id) {
-                        Some(x) => *x = s,
-                        None => data.sandboxes.push(s),
+                        Some(x) => *x = *s,
+                        None => data.sandboxes.push(*s),
                     }
                 }
                 Shared::Deleted(d) => {

@@ -87,6 +87,10 @@ pub struct SettingsRecord {
     /// `account` (every key of the sandbox shares them) or `key` (the default).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bucket_scope: BTreeMap<String, ScopeChoice>,
+    /// Service id → the plan of its definition this sandbox's requests get (Yandex Market's
+    /// `medium` tier, Bitrix24's `enterprise`); the catalog's quotas otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub plans: BTreeMap<String, String>,
 }
 
 /// A sandbox's choice of bucket scope for one service.

@@ -23,6 +23,8 @@ pub(crate) struct View {
     pub(crate) sandbox: Arc<str>,
     /// Services whose buckets the sandbox's keys share.
     per_account: Vec<String>,
+    /// Service → the plan its requests get.
+    plans: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -70,7 +72,20 @@ impl View {
                 .filter(|(_, c)| **c == ScopeChoice::Account)
                 .map(|(id, _)| id.clone())
                 .collect(),
+            plans: s
+                .settings
+                .plans
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
+    }
+
+    /// The plan the sandbox chose for `service`, if any.
+    pub(crate) fn plan(&self, service: &str) -> Option<&str> {
+        self.plans
+            .iter()
+            .find_map(|(s, p)| (s == service).then_some(p.as_str()))
     }
 
     /// Whether the sandbox's keys share `service`'s buckets.
