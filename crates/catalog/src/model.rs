@@ -159,6 +159,9 @@ pub enum BucketScope {
     /// One bucket per account: every key of a sandbox shares it (WB and Ozon limit per seller
     /// account, Bitrix24 per portal). A Bitrix24 local application keeps buckets of its own.
     Account,
+    /// One bucket per credential part within a sandbox: the `Client-Id` of Ozon's pair, whatever
+    /// key comes with it (per key when the request has no such part).
+    CredentialPart,
     /// One bucket per application when the request comes from a registered application (Bitrix24
     /// local apps), otherwise per key.
     Application,
@@ -174,6 +177,7 @@ impl BucketScope {
         match self {
             BucketScope::Key => "key",
             BucketScope::Account => "account",
+            BucketScope::CredentialPart => "credential_part",
             BucketScope::Application => "application",
             BucketScope::PathClass => "path_class",
             BucketScope::Host => "host",

@@ -19,20 +19,36 @@ pub(crate) struct Owner {
     pub(crate) app: Option<Arc<str>>,
     /// The sandbox's view, when the credential belongs to one (its own limits apply).
     pub(crate) view: Option<Arc<View>>,
+    /// The other part of its credential pair (Ozon's `Client-Id`), if the request sent one.
+    pub(crate) part: Option<Arc<str>>,
 }
 
 impl Owner {
-    pub(crate) fn new(principal: Option<&Principal>, presented: Option<&str>) -> Self {
+    /// The owner of a request with `principal`, having presented `presented` (and `part`, the
+    /// other part of a credential pair).
+    pub(crate) fn new(
+        principal: Option<&Principal>,
+        presented: Option<&str>,
+        part: Option<&str>,
+    ) -> Self {
+        let mut owner = Self::of(principal, presented);
+        owner.part = part.map(Arc::from);
+        owner
+    }
+
+    fn of(principal: Option<&Principal>, presented: Option<&str>) -> Self {
         match principal {
             Some(Principal::Key { key, view }) => Owner {
                 key: Arc::clone(key),
                 app: None,
                 view: Some(Arc::clone(view)),
+                part: None,
             },
             Some(Principal::App { app, view }) => Owner {
                 key: format!("app:{app}").into(),
                 app: Some(Arc::clone(app)),
                 view: Some(Arc::clone(view)),
+                part: None,
             },
             None => {
                 // Bounded, so that a flood of long garbage credentials cannot grow keys.
@@ -41,6 +57,7 @@ impl Owner {
                     key: format!("unknown:{p}").into(),
                     app: None,
                     view: None,
+                    part: None,
                 }
             }
         }
@@ -64,13 +81,18 @@ pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, at: &Target<
     let account = owner.app.is_none()
         && (group.scope == BucketScope::Account
             || owner.view.as_ref().is_some_and(|v| v.per_account(service)));
+    let by_part = group.scope == BucketScope::CredentialPart && owner.app.is_none();
     let sandbox;
-    let tenant = match owner.view.as_ref().filter(|_| account) {
-        Some(v) => {
+    let tenant = match (owner.view.as_ref(), owner.part.as_deref()) {
+        (Some(v), Some(part)) if by_part => {
+            sandbox = format!("sandbox:{}:part:{part}", v.sandbox);
+            sandbox.as_str()
+        }
+        (Some(v), _) if account => {
             sandbox = format!("sandbox:{}", v.sandbox);
             sandbox.as_str()
         }
-        None => &*owner.key,
+        _ => &*owner.key,
     };
     match group.split(at.operation, at.path, at.host) {
         Some(part) => bucket_key("apistend", tenant, &[service, &group.id, &part]),

@@ -21,6 +21,8 @@ pub(crate) struct Call {
     /// The WB host the request addressed (`/wb/content-api/…`), if it named one.
     pub(crate) host: Option<String>,
     pub(crate) credential: Option<String>,
+    /// The other part of a credential pair (Ozon's `Client-Id`), for buckets per credential part.
+    pub(crate) credential_part: Option<String>,
     /// The method an RPC-style path names (Bitrix24's `/rest/{method}`: `crm.deal.fields`).
     pub(crate) rpc_method: Option<String>,
     pub(crate) query: Vec<(String, String)>,
@@ -55,6 +57,7 @@ impl Call {
             },
             host: None,
             credential: header(&parts.headers, X_MOCK_KEY).map(str::to_owned),
+            credential_part: None,
             rpc_method: None,
             query,
             body: body_json,
@@ -77,6 +80,14 @@ impl Call {
             if let Some(m) = &mut call.rpc_method {
                 m.make_ascii_lowercase();
             }
+        }
+        if service
+            .credentials
+            .contains(&CredentialChannel::ClientIdApiKey)
+        {
+            // Bounded like the credential itself: it becomes part of a bucket key.
+            call.credential_part =
+                header(&parts.headers, CLIENT_ID).map(|v| v.chars().take(128).collect());
         }
         if call.credential.is_none() {
             call.credential = service

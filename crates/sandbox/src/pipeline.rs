@@ -314,7 +314,11 @@ async fn handle_inner(
         .credential
         .as_deref()
         .and_then(|c| state.tenants.lookup(c));
-    let owner = Owner::new(principal.as_ref(), call.credential.as_deref());
+    let owner = Owner::new(
+        principal.as_ref(),
+        call.credential.as_deref(),
+        call.credential_part.as_deref(),
+    );
     let at = buckets::Target {
         host: call.host.as_deref(),
         operation: resolved.operation,

@@ -317,3 +317,44 @@ async fn a_sandbox_set_per_account_shares_its_buckets_across_keys() {
         );
     }
 }
+
+/// Ozon limits per Client-Id: a definition can say so (`scope = "credential_part"`), and then
+/// two keys sent with one Client-Id share its buckets while another Client-Id has its own.
+#[tokio::test]
+async fn buckets_per_credential_part_follow_the_client_id() {
+    let dir = support::temp_dir();
+    let tenants = apistend_sandbox::Tenants::open(&dir).unwrap();
+    let demo = tenants.ensure_key("demo", "test-key").unwrap();
+    tenants.add_key(&demo.id, "second-key").unwrap();
+    drop(tenants);
+    let (_, ozon) = apistend_catalog::definition::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "ozon.toml")
+        .unwrap();
+    let ozon = ozon.replacen(
+        "quota = { count = 50, period_ms = 1000 }",
+        "scope = \"credential_part\"\nquota = { count = 2, period_ms = 60000 }",
+        1,
+    );
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("ozon.toml".into(), ozon)
+        .unwrap();
+    let s = support::start_in(dir, |c| c.with_definitions(defs)).await;
+    let http = support::client();
+    let list = |key: &'static str, client: &'static str| {
+        http.post(format!("{}/ozon/v3/product/list", s.base))
+            .header("Client-Id", client)
+            .header("Api-Key", key)
+            .header("X-Mock-Delay", "0")
+            .json(&serde_json::json!({}))
+            .send()
+    };
+    assert_eq!(list("test-key", "111").await.unwrap().status(), 200);
+    assert_eq!(list("second-key", "111").await.unwrap().status(), 200);
+    assert_eq!(
+        list("test-key", "111").await.unwrap().status(),
+        429,
+        "one Client-Id, one bucket"
+    );
+    assert_eq!(list("second-key", "222").await.unwrap().status(), 200);
+}

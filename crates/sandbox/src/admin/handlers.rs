@@ -324,11 +324,13 @@ fn buckets_of(
             key: k.as_str().into(),
             app: None,
             view: view.clone(),
+            part: None,
         })
         .chain(s.b24_apps.iter().map(|a| Owner {
             key: format!("app:{}", a.id).into(),
             app: Some(a.id.as_str().into()),
             view: view.clone(),
+            part: None,
         }));
     for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key)) {
         let key = &owner.key;

@@ -133,6 +133,7 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
             path: format!("/rest/{method}"),
             host: None,
             credential: None,
+            credential_part: None,
             rpc_method: Some(method.to_owned()),
             query: crate::call::parse_query(params),
             body: None,
