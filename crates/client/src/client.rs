@@ -283,6 +283,9 @@ impl Inner {
             keys,
             ceiling,
             first_interval,
+            // The operation's weight as its definition gives it (MoySklad's 4): what the server
+            // takes per request.
+            weight: operation.map_or(1, |o| o.weight),
         }
     }
 
@@ -306,10 +309,13 @@ impl Inner {
             for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
                 // Only a token that has been there for the margin is taken: see `margin`.
                 let margin = margin(&g.quota, c.latency_ceiling());
-                let d = c.store.acquire_settled(k, &g.quota, 1, margin).await?;
+                let n = plan.weight.min(g.quota.burst());
+                let d = c.store.acquire_settled(k, &g.quota, n, margin).await?;
                 if !d.allowed {
                     for (g, k) in groups.iter().zip(keys).take(i) {
-                        c.store.refund(k, &g.quota, 1).await?;
+                        c.store
+                            .refund(k, &g.quota, plan.weight.min(g.quota.burst()))
+                            .await?;
                     }
                     wait = Some((d.retry_after, *g));
                     break;
@@ -379,12 +385,14 @@ impl Inner {
     }
 }
 
-/// What a call draws from: its limit groups, their bucket keys, its wait ceiling.
+/// What a call draws from: its limit groups, their bucket keys, its wait ceiling, and the
+/// tokens it takes from each.
 pub(crate) struct Plan<'a> {
     pub(crate) groups: Vec<&'a LimitGroup>,
     pub(crate) keys: Vec<String>,
     pub(crate) ceiling: Duration,
     pub(crate) first_interval: Duration,
+    pub(crate) weight: u32,
 }
 
 /// A rate-limited, retrying client of one service for one account.
@@ -884,5 +892,19 @@ mod builder_tests {
             .unwrap();
         let q = c.quota_of(Method::Get, "/content/v2/object/all").unwrap();
         assert_eq!(q.algorithm(), Algorithm::FixedWindow);
+    }
+
+    #[test]
+    fn a_request_takes_the_weight_its_definition_gives() {
+        let c = Client::builder()
+            .service(ServiceId::new("moysklad"))
+            .base_url("http://127.0.0.1:9/moysklad")
+            .config(ClientConfig::default())
+            .store(MemoryStore::new())
+            .build()
+            .unwrap();
+        let weight = |path| c.inner.plan(Method::Get, path).weight;
+        assert_eq!(weight("/api/remap/1.2/entity/product"), 4);
+        assert_eq!(weight("/api/remap/1.2/report/stock/all"), 5);
     }
 }
