@@ -111,9 +111,6 @@ impl ClientBuilder {
     /// [`ClientError::Config`] for a missing service or base URL, a bad header, an environment
     /// value out of range, or a catalog that does not load.
     pub fn build(self) -> Result<Client, ClientError> {
-        let service = self.service.ok_or_else(|| {
-            ClientError::Config("no service: call .service(ServiceId::WB)".into())
-        })?;
         let base = self
             .base_url
             .ok_or_else(|| ClientError::Config("no base URL: call .base_url(…)".into()))?;
@@ -139,18 +136,29 @@ impl ClientBuilder {
                 .with_overrides(o)
                 .map_err(|e| ClientError::Config(e.to_string()))?;
         }
+        // The service must be one of the catalog's; the error lists them.
+        let service = self
+            .service
+            .filter(|id| catalog.service(*id).is_some())
+            .ok_or_else(|| {
+                let known: Vec<&str> = catalog.services().iter().map(|s| s.id.as_str()).collect();
+                let asked = self
+                    .service
+                    .map_or_else(|| "no service".to_owned(), |id| format!("service {id:?}"));
+                ClientError::Config(format!(
+                    "{asked}: call .service(ServiceId::new(ID)) with one of {}",
+                    known.join(", ")
+                ))
+            })?;
         if let Some(a) = self.algorithm {
             catalog = catalog
                 .with_algorithm(service, a)
                 .map_err(|e| ClientError::Config(e.to_string()))?;
         }
-        let definition = catalog.service(service).cloned().ok_or_else(|| {
-            let known: Vec<&str> = catalog.services().iter().map(|s| s.id.as_str()).collect();
-            ClientError::Config(format!(
-                "service {service}: the catalog has {}",
-                known.join(", ")
-            ))
-        })?;
+        let definition = catalog
+            .service(service)
+            .cloned()
+            .ok_or_else(|| ClientError::Config(format!("service {service} left the catalog")))?;
         let store = match (self.store, &config.redis) {
             (Some(s), _) => s,
             (None, Some(url)) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),

@@ -75,28 +75,30 @@ pub(crate) struct Target<'a> {
     pub(crate) weight: u32,
 }
 
+impl Owner {
+    /// Whose buckets a limit of `scope` in `service` fills: the key, or the sandbox (per
+    /// account), or the sandbox and the credential part. An application's key is `app:ID`: its
+    /// buckets are its own, whatever the scope.
+    pub(crate) fn tenant(&self, service: &str, scope: BucketScope) -> std::borrow::Cow<'_, str> {
+        let view = self.view.as_ref().filter(|_| self.app.is_none());
+        match (view, self.part.as_deref()) {
+            (Some(v), Some(part)) if scope == BucketScope::CredentialPart => {
+                format!("sandbox:{}:part:{part}", v.sandbox).into()
+            }
+            (Some(v), _) if scope == BucketScope::Account || v.per_account(service) => {
+                format!("sandbox:{}", v.sandbox).into()
+            }
+            _ => (&*self.key).into(),
+        }
+    }
+}
+
 /// The bucket key of `group` for `owner` in `service`: the one place a bucket key is built.
 pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, at: &Target<'_>) -> String {
-    // An application's key is `app:ID`: its buckets are its own, whatever the group's scope.
-    let account = owner.app.is_none()
-        && (group.scope == BucketScope::Account
-            || owner.view.as_ref().is_some_and(|v| v.per_account(service)));
-    let by_part = group.scope == BucketScope::CredentialPart && owner.app.is_none();
-    let sandbox;
-    let tenant = match (owner.view.as_ref(), owner.part.as_deref()) {
-        (Some(v), Some(part)) if by_part => {
-            sandbox = format!("sandbox:{}:part:{part}", v.sandbox);
-            sandbox.as_str()
-        }
-        (Some(v), _) if account => {
-            sandbox = format!("sandbox:{}", v.sandbox);
-            sandbox.as_str()
-        }
-        _ => &*owner.key,
-    };
+    let tenant = owner.tenant(service, group.scope);
     match group.split(at.operation, at.path, at.host) {
-        Some(part) => bucket_key("apistend", tenant, &[service, &group.id, &part]),
-        None => bucket_key("apistend", tenant, &[service, &group.id]),
+        Some(part) => bucket_key("apistend", &tenant, &[service, &group.id, &part]),
+        None => bucket_key("apistend", &tenant, &[service, &group.id]),
     }
 }
 
@@ -112,6 +114,20 @@ pub(crate) fn quota(svc: &Service, group: &LimitGroup, owner: &Owner) -> Quota {
                 .or_else(|| svc.plan_quota(v.plan(sid)?, &group.id))
         })
         .unwrap_or(group.quota)
+}
+
+/// The bucket key and quota of every group `resolved` draws from, most specific first.
+fn buckets<'r>(
+    resolved: &'r Resolved<'_>,
+    owner: &'r Owner,
+    at: &'r Target<'_>,
+) -> impl Iterator<Item = (String, Quota)> + 'r {
+    let svc = resolved.service;
+    resolved
+        .groups
+        .iter()
+        .filter_map(|&i| svc.groups.get(i))
+        .map(move |g| (key(svc.id.as_str(), g, owner, at), quota(svc, g, owner)))
 }
 
 /// The outcome of drawing one token from every group.
@@ -131,14 +147,9 @@ pub(crate) async fn take(
     owner: &Owner,
     at: &Target<'_>,
 ) -> Result<Charge, LimiterError> {
-    let svc = resolved.service;
-    let sid = svc.id.as_str();
-    let groups = || resolved.groups.iter().filter_map(|&i| svc.groups.get(i));
     let weight = at.weight.max(1);
     let mut first: Option<Charge> = None;
-    for (n, group) in groups().enumerate() {
-        let k = key(sid, group, owner, at);
-        let q = quota(svc, group, owner);
+    for (n, (k, q)) in buckets(resolved, owner, at).enumerate() {
         let d = if weight > q.burst() {
             // More than the bucket ever holds (a request with more items than the quota):
             // refused, never an error.
@@ -151,9 +162,8 @@ pub(crate) async fn take(
         };
         if !d.allowed {
             // Rare: the keys of the groups already charged are built again rather than kept.
-            for g in groups().take(n) {
-                let q = quota(svc, g, owner);
-                store.refund(&key(sid, g, owner, at), &q, weight).await?;
+            for (k, q) in buckets(resolved, owner, at).take(n) {
+                store.refund(&k, &q, weight).await?;
             }
             return Ok(Charge {
                 decision: d,
@@ -165,7 +175,12 @@ pub(crate) async fn take(
             interval: q.interval(),
         });
     }
-    first.ok_or_else(|| LimiterError::Config(format!("{sid} has no limit group for this request")))
+    first.ok_or_else(|| {
+        LimiterError::Config(format!(
+            "{} has no limit group for this request",
+            resolved.service.id
+        ))
+    })
 }
 
 /// Gives `n` tokens back to every group (an answer that costs less than was taken: Yandex
@@ -177,12 +192,9 @@ pub(crate) async fn refund(
     at: &Target<'_>,
     n: u32,
 ) -> Result<Option<Decision>, LimiterError> {
-    let svc = resolved.service;
-    let sid = svc.id.as_str();
     let mut first = None;
-    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let q = quota(svc, group, owner);
-        let after = store.refund(&key(sid, group, owner, at), &q, n).await?;
+    for (k, q) in buckets(resolved, owner, at) {
+        let after = store.refund(&k, &q, n).await?;
         first.get_or_insert(after);
     }
     Ok(first)
@@ -198,12 +210,8 @@ pub(crate) async fn charge_extra(
     at: &Target<'_>,
     extra: u32,
 ) -> Result<Option<Decision>, LimiterError> {
-    let svc = resolved.service;
-    let sid = svc.id.as_str();
     let mut first = None;
-    for group in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let k = key(sid, group, owner, at);
-        let q = quota(svc, group, owner);
+    for (k, q) in buckets(resolved, owner, at) {
         let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
         if !taken {
             // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.

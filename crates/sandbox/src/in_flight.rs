@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use apistend_catalog::{BucketScope, Service};
+use apistend_catalog::Service;
 use apistend_limiter::{Lease, LimiterError, Slots, Store, bucket_key};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
@@ -45,12 +45,7 @@ pub(crate) async fn take(
         renewer: None,
     };
     for limit in &service.in_flight {
-        let tenant = match (limit.scope, owner.view.as_ref()) {
-            (BucketScope::Account, Some(v)) if owner.app.is_none() => {
-                format!("sandbox:{}", v.sandbox)
-            }
-            _ => owner.key.to_string(),
-        };
+        let tenant = owner.tenant(service.id.as_str(), limit.scope);
         let resource = at
             .operation
             .and_then(|op| op.resource(at.path, &limit.per_resource))

@@ -22,7 +22,8 @@ struct Entry {
 /// The lockouts of every service that defines one.
 #[derive(Debug, Default)]
 pub(crate) struct Lockouts {
-    owners: Mutex<HashMap<(ServiceId, String), Entry>>,
+    /// Service → owner → entry (nested so that a lookup by `&str` allocates nothing).
+    owners: Mutex<HashMap<ServiceId, HashMap<String, Entry>>>,
 }
 
 impl Lockouts {
@@ -30,20 +31,22 @@ impl Lockouts {
     pub(crate) fn locked(&self, service: ServiceId, owner: &str, now: f64) -> bool {
         let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
         owners
-            .get(&(service, owner.to_owned()))
+            .get(&service)
+            .and_then(|o| o.get(owner))
             .is_some_and(|e| e.until > now)
     }
 
     /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so.
     pub(crate) fn rejected(&self, service: ServiceId, owner: &str, rule: &Lockout, now: f64) {
-        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut services = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        let owners = services.entry(service).or_default();
         if owners.len() >= MAX_OWNERS {
             let window = f64::from(rule.within_secs);
             owners.retain(|_, e| {
                 e.until > now || e.rejections.back().is_some_and(|t| now - t < window)
             });
         }
-        let e = owners.entry((service, owner.to_owned())).or_default();
+        let e = owners.entry(owner.to_owned()).or_default();
         let since = now - f64::from(rule.within_secs);
         while e.rejections.front().is_some_and(|t| *t <= since) {
             e.rejections.pop_front();
