@@ -146,7 +146,7 @@ impl ClientBuilder {
                     .service
                     .map_or_else(|| "no service".to_owned(), |id| format!("service {id:?}"));
                 ClientError::Config(format!(
-                    "{asked}: call .service(ServiceId::new(ID)) with one of {}",
+                    "{asked}: call .service(id) with the id of one of {}",
                     known.join(", ")
                 ))
             })?;
