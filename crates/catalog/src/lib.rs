@@ -19,6 +19,7 @@ pub mod amocrm_import;
 pub mod definition;
 mod error;
 mod export;
+mod hostnames;
 mod intern;
 mod model;
 mod overrides;
@@ -49,6 +50,7 @@ use resolve::Resolver;
 pub struct Catalog {
     services: Vec<Service>,
     resolvers: Vec<Resolver>,
+    hostnames: hostnames::HostIndex,
 }
 
 /// What a request resolves to.
@@ -123,10 +125,18 @@ impl Catalog {
         if services.is_empty() {
             return Err(CatalogError::Data("no service definitions".into()));
         }
-        Ok(Self::from_services(services))
+        // A name several definitions claim goes to the last one loaded: a user's copy of a
+        // built-in (loaded after it) takes its hostnames along with its operations.
+        let mut index = hostnames::HostIndex::default();
+        for (i, s) in services.iter().enumerate() {
+            for name in s.hosts.iter().chain(&s.hostnames) {
+                index.add(name, i);
+            }
+        }
+        Ok(Self::from_services(services, index))
     }
 
-    fn from_services(services: Vec<Service>) -> Self {
+    fn from_services(services: Vec<Service>, hostnames: hostnames::HostIndex) -> Self {
         let resolvers = services
             .iter()
             .map(|s| Resolver::new(&s.operations))
@@ -134,7 +144,26 @@ impl Catalog {
         Self {
             services,
             resolvers,
+            hostnames,
         }
+    }
+
+    /// The service a client addressing `name` (a `Host` or TLS server name without its port)
+    /// means: one of its `hosts`, or a name its `hostnames` cover (`*.bitrix24.ru` covers every
+    /// portal). Any case; `None` for `localhost` and every name no definition claims.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// assert_eq!(catalog.by_hostname("content-api.wildberries.ru").unwrap().prefix, "/wb");
+    /// assert_eq!(catalog.by_hostname("my-portal.bitrix24.ru").unwrap().prefix, "/b24");
+    /// assert_eq!(catalog.by_hostname("api-seller.ozon.ru").unwrap().prefix, "/ozon");
+    /// assert!(catalog.by_hostname("localhost").is_none());
+    /// assert!(catalog.by_hostname("example.com").is_none());
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn by_hostname(&self, name: &str) -> Option<&Service> {
+        self.hostnames.find(name).and_then(|i| self.services.get(i))
     }
 
     /// All services.

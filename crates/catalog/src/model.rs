@@ -526,6 +526,9 @@ pub struct Service {
     /// The hosts of the real service, for services with several (WB), short names first: the
     /// sandbox accepts `/{prefix}/{short}/…` as the base URL of that host.
     pub hosts: Vec<String>,
+    /// Names a client may address it by besides `hosts`: exact or `*.suffix` (see
+    /// [`crate::Catalog::by_hostname`]).
+    pub hostnames: Vec<String>,
     /// Named quotas an override file selects (`plan = "enterprise"`).
     pub plans: Vec<Plan>,
 }

@@ -69,6 +69,13 @@ fn every_builtin_definition_parses_validates_and_round_trips() {
 }
 
 #[test]
+fn a_users_copy_of_a_builtin_takes_its_hostnames_over() {
+    let c = load("shop.toml", &ozon_as("shop", "/shop")).unwrap();
+    assert_eq!(c.by_hostname("api-seller.ozon.ru").unwrap().prefix, "/shop");
+    assert_eq!(c.by_hostname("my.bitrix24.ru").unwrap().prefix, "/b24");
+}
+
+#[test]
 fn a_file_adds_a_service_and_one_with_a_builtin_id_replaces_it() {
     let c = load("ozon2.toml", &ozon_as("ozon2", "/oz2")).unwrap();
     assert_eq!(c.services().len(), 8);
@@ -128,6 +135,23 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         reason.contains("unknown field `latncy`") && reason.contains("latency_ms"),
         "{reason}"
     );
+
+    // A hostname that is none (a port, upper case, a bare top-level domain).
+    for bad in ["api.shop.ru:443", "API.shop.ru", "*.ru"] {
+        let text = base.replacen(
+            "hostnames = [\"api-seller.ozon.ru\"]",
+            &format!("hostnames = [\"{bad}\"]"),
+            1,
+        );
+        let want = text
+            .lines()
+            .position(|l| l.starts_with("hostnames"))
+            .unwrap()
+            + 1;
+        let (line, field, reason) = refused(&text);
+        assert_eq!((line, field.as_str()), (want, "hostnames[0]"), "{reason}");
+        assert!(reason.contains(bad), "{reason}");
+    }
 
     // A group that does not exist.
     let text = base.replacen("\ngroups = [\"client\"]", "\ngroups = [\"clinet\"]", 1);

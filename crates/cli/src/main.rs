@@ -1,6 +1,7 @@
 //! `apistend`: the command line of APIStend.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod ca_cmd;
 mod catalog_cmd;
 mod load_cmd;
 mod plot_cmd;
@@ -31,6 +32,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Drive concurrent workers through the client against a sandbox for a bounded time.
     Load(load_cmd::LoadArgs),
+    /// Print the local certificate authority's certificate path and how to trust it.
+    Ca(ca_cmd::CaArgs),
     /// Draw an SVG chart from a JSON description (used by scripts/bench.sh).
     Plot(plot_cmd::PlotArgs),
 }
@@ -42,6 +45,7 @@ fn main() -> std::process::ExitCode {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Load(args) => load_cmd::run(&args),
         Command::Plot(args) => plot_cmd::run(&args),
+        Command::Ca(args) => ca_cmd::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -16,6 +16,19 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "APISTEND_ADDR", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Also serve HTTPS here, for clients with fixed https:// hosts (point the services'
+    /// hostnames at it, or use the plain address as HTTPS_PROXY). Loopback unless you say
+    /// otherwise.
+    #[arg(long, env = "APISTEND_TLS_ADDR")]
+    tls_addr: Option<SocketAddr>,
+    /// Directory of the local certificate authority (default: the data directory); give several
+    /// instances the same one to share it.
+    #[arg(long, env = "APISTEND_CA_DIR")]
+    ca_dir: Option<PathBuf>,
+    /// Tunnel a CONNECT to a host that no service definition claims to that host (bytes only)
+    /// instead of answering 502.
+    #[arg(long, env = "APISTEND_PASSTHROUGH")]
+    passthrough: bool,
     /// Directory of the embedded data file (sandboxes and keys).
     #[arg(long, env = "APISTEND_DATA", default_value = ".")]
     data: PathBuf,
@@ -80,6 +93,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.max_timeout_ms = args.max_timeout_ms;
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
     config.admin_token = args.admin_token;
+    config.ca_dir = args.ca_dir;
+    config.passthrough = args.passthrough;
     if let Some(path) = &args.overrides {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -94,10 +109,23 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("binding {}", args.addr))?;
         let addr = listener.local_addr()?;
+        let tls = match args.tls_addr {
+            Some(a) => Some(tokio::net::TcpListener::bind(a).await.with_context(|| format!("binding {a}"))?),
+            None => None,
+        };
         let demo = sandbox.demo();
         // The banner is for whoever started us; if they stopped reading, keep serving anyway.
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "APIStend sandbox listening on http://{addr}");
+        if let Some(tls) = &tls {
+            let _ = writeln!(out, "HTTPS (the services' own hostnames, and localhost) on https://{}", tls.local_addr()?);
+        }
+        let ca = std::fs::canonicalize(sandbox.ca().cert_path()).unwrap_or_else(|_| sandbox.ca().cert_path().to_owned());
+        let _ = writeln!(
+            out,
+            "clients with fixed hosts: HTTPS_PROXY=http://{addr} and trust {} (apistend ca shows how)",
+            ca.display()
+        );
         if sandbox.spec_operations() > 0 {
             let _ = writeln!(out, "WB operations answered from specs: {}", sandbox.spec_operations());
         }
@@ -118,7 +146,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
         let _ = out.flush();
         drop(out);
-        sandbox.serve(listener, shutdown).await?;
+        match tls {
+            Some(tls) => sandbox.serve_with_tls(listener, tls, shutdown).await?,
+            None => sandbox.serve(listener, shutdown).await?,
+        }
         tracing::info!("stopped");
         anyhow::Ok(())
     })

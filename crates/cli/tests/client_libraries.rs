@@ -1,8 +1,10 @@
-//! Unmodified popular client libraries of each service against `apistend serve`, changing only
-//! their base URL: wildberries-api, apify-client, fast-bitrix24 and ozon-api (pinned in
-//! `tests/compat/requirements.txt`), driven by `tests/compat/clients.py`. The libraries go into a
-//! virtual environment under `target/tmp` on first run (from PyPI); without Python or PyPI the
-//! test is skipped loudly, except in CI, where it must run.
+//! Unmodified popular client libraries of each service against `apistend serve`: changing only
+//! their base URL (wildberries-api, apify-client, fast-bitrix24, ozon-api; `tests/compat/clients.py`)
+//! or, for libraries whose hosts are fixed, only the proxy and CA environment variables
+//! (wildberries-sdk, `@bitrix24/b24jssdk`, curl; `fixed_hosts.py`, `b24jssdk.mjs`). The Python
+//! libraries (`tests/compat/requirements.txt`) go into a virtual environment and the Node ones
+//! (`tests/compat/package.json` and its lock) into a directory under `target/tmp` on first run,
+//! from PyPI and npm; without them the tests are skipped loudly, except in CI, where they must run.
 
 #![allow(
     clippy::unwrap_used,
@@ -69,6 +71,90 @@ fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
+/// The Node packages of `tests/compat/package.json`, installed (`npm ci`) when needed; the
+/// directory the scripts run from.
+fn node_modules() -> Result<PathBuf, String> {
+    let compat = repo().join("tests/compat");
+    let manifest =
+        std::fs::read_to_string(compat.join("package.json")).map_err(|e| e.to_string())?;
+    let lock =
+        std::fs::read_to_string(compat.join("package-lock.json")).map_err(|e| e.to_string())?;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compat-node");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let guard = std::fs::File::create(dir.with_extension("lock")).map_err(|e| e.to_string())?;
+    guard.lock().map_err(|e| e.to_string())?;
+    let wanted = format!("{manifest}{lock}");
+    let stamp = dir.join("installed.stamp");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        std::fs::write(dir.join("package.json"), &manifest).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("package-lock.json"), &lock).map_err(|e| e.to_string())?;
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .output()
+            .map_err(|e| format!("npm: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "npm ci failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
+    }
+    // ESM resolves packages from the script's own directory: the scripts run from here.
+    std::fs::copy(compat.join("b24jssdk.mjs"), dir.join("b24jssdk.mjs"))
+        .map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// Runs `cmd` for at most `secs`; its status and output.
+fn run_bounded(cmd: &mut Command, secs: u64) -> (std::process::ExitStatus, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status, out, err)
+}
+
+/// Only the given proxy and CA variables: none inherited from the machine.
+fn with_env(cmd: &mut Command, vars: &[(&str, &str)]) {
+    for v in [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+}
+
 const ADMIN: &str = "compat-admin-token-0123";
 
 fn serve(data: &Path, specs: Option<&Path>) -> (std::process::Child, String) {
@@ -117,29 +203,13 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
     if specs.is_some() {
         libraries.insert(0, "wildberries");
     }
-    let mut script = Command::new(&python)
-        .arg(repo().join("tests/compat/clients.py"))
-        .args([&base, "compat-key"])
-        .args(&libraries)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let status = loop {
-        if let Some(status) = script.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = script.kill();
-            break script.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut out = String::new();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut script.stdout.take().unwrap(), &mut out).unwrap();
-    std::io::Read::read_to_string(&mut script.stderr.take().unwrap(), &mut err).unwrap();
+    let (status, out, err) = run_bounded(
+        Command::new(&python)
+            .arg(repo().join("tests/compat/clients.py"))
+            .args([&base, "compat-key"])
+            .args(&libraries),
+        180,
+    );
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&data);
@@ -198,4 +268,133 @@ fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
         v["new_connections_after_idle"], 0,
         "every pooled connection was reused: {v}"
     );
+}
+
+/// Libraries whose hosts are fixed (`https://*.wildberries.ru`, `https://{portal}.bitrix24.ru`)
+/// reach the sandbox with nothing but the proxy and CA variables set: no code change.
+#[test]
+fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
+    let python = match venv() {
+        Ok(p) => p,
+        Err(why) => return unavailable(&why),
+    };
+    let node = match node_modules() {
+        Ok(d) => d,
+        Err(why) => return unavailable(&why),
+    };
+    // WB's answers come from its specs: the SDK parses them into its models.
+    let specs = apistend_testkit::wb_specs();
+    let data = std::env::temp_dir().join(format!("apistend-fixed-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&data).unwrap();
+    let (mut server, base) = serve(&data, specs.as_deref());
+    let ca = data.join("apistend-ca.pem");
+    let ca = ca.to_str().unwrap();
+    let mut checks: Vec<serde_json::Value> = Vec::new();
+    let mut failures = String::new();
+
+    // curl: --proxy and --cacert only.
+    let (_, out, err) = run_bounded(
+        Command::new("curl")
+            .args([
+                "--silent",
+                "--show-error",
+                "--max-time",
+                "20",
+                "--proxy",
+                &base,
+                "--cacert",
+                ca,
+            ])
+            .args(["-X", "POST", "https://api-seller.ozon.ru/v3/product/list"])
+            .args([
+                "-H",
+                "Client-Id: 42",
+                "-H",
+                "Api-Key: compat-key",
+                "-H",
+                "X-Mock-Delay: 0",
+            ])
+            .args(["-H", "Content-Type: application/json", "-d", "{}"])
+            .args(["--write-out", "\n%{http_code}"]),
+        30,
+    );
+    checks.push(serde_json::json!({
+        "check": "curl --proxy --cacert https://api-seller.ozon.ru",
+        "ok": out.ends_with("\n200") && out.contains("\"result\""),
+        "detail": format!("{out} {err}"),
+    }));
+    let (status, out, err) = run_bounded(
+        Command::new("curl")
+            .args([
+                "--silent",
+                "--show-error",
+                "--max-time",
+                "20",
+                "--proxy",
+                &base,
+                "--cacert",
+                ca,
+            ])
+            .arg("https://example.com/"),
+        30,
+    );
+    checks.push(serde_json::json!({
+        "check": "curl to a host of no definition: the proxy refuses the CONNECT",
+        "ok": !status.success() && err.contains("502"),
+        "detail": format!("{status} {out} {err}"),
+    }));
+
+    if specs.is_some() {
+        let mut cmd = Command::new(&python);
+        cmd.arg(repo().join("tests/compat/fixed_hosts.py"))
+            .arg("compat-key");
+        with_env(&mut cmd, &[("HTTPS_PROXY", &base), ("SSL_CERT_FILE", ca)]);
+        let (status, out, err) = run_bounded(&mut cmd, 120);
+        if !status.success() {
+            failures.push_str(&format!("wildberries-sdk: {status}\n{out}\n{err}\n"));
+        }
+        checks.extend(out.lines().filter_map(|l| serde_json::from_str(l).ok()));
+    }
+
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&node)
+        .args(["b24jssdk.mjs", "apistend-test.bitrix24.ru", "compat-key"]);
+    with_env(
+        &mut cmd,
+        &[("HTTPS_PROXY", &base), ("NODE_EXTRA_CA_CERTS", ca)],
+    );
+    let (status, out, err) = run_bounded(&mut cmd, 120);
+    if !status.success() {
+        failures.push_str(&format!("b24jssdk: {status}\n{out}\n{err}\n"));
+    }
+    checks.extend(out.lines().filter_map(|l| serde_json::from_str(l).ok()));
+
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&data);
+    let report: Vec<String> = checks.iter().map(ToString::to_string).collect();
+    let report = report.join("\n");
+    assert!(failures.is_empty(), "{failures}{report}");
+    let mut wanted = vec![
+        "curl --proxy",
+        "curl to a host",
+        "b24jssdk user.current",
+        "b24jssdk batch of two",
+    ];
+    if specs.is_some() {
+        wanted.extend([
+            "wb-sdk new click-and-collect",
+            "wb-sdk rate-limit exceedance",
+        ]);
+    }
+    for w in wanted {
+        assert!(
+            checks
+                .iter()
+                .any(|c| c["check"].as_str().unwrap_or("").starts_with(w)),
+            "no check {w:?} in\n{report}"
+        );
+    }
+    assert!(checks.iter().all(|c| c["ok"] == true), "{report}");
+    eprintln!("{} fixed-host client checks passed", checks.len());
 }

@@ -316,3 +316,80 @@ fn a_second_process_on_one_data_directory_is_refused_with_the_holders_pid() {
         again.banner
     );
 }
+
+/// `--tls-addr` serves HTTPS with the data directory's authority, and `apistend ca` shows that
+/// authority's certificate and how to trust it.
+#[test]
+fn tls_listener_and_ca_command_share_the_data_directorys_authority() {
+    let data = temp_dir("tls");
+    let server = serve(
+        &data,
+        &["--tls-addr", "127.0.0.1:0", "--demo-key", "tls-demo-key"],
+    );
+    let tls = server
+        .banner
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("HTTPS (the services' own hostnames, and localhost) on https://")
+        })
+        .unwrap_or_else(|| panic!("no HTTPS line: {:?}", server.banner))
+        .to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args(["ca", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let path = text.lines().next().unwrap();
+    let expected = std::fs::canonicalize(data.join("apistend-ca.pem")).unwrap();
+    assert_eq!(path, expected.to_str().unwrap());
+    for line in [
+        "SSL_CERT_FILE=",
+        "REQUESTS_CA_BUNDLE=",
+        "NODE_EXTRA_CA_CERTS=",
+        "update-ca-certificates",
+        "HTTPS_PROXY=",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    assert!(!text.contains("PRIVATE KEY"), "the key is never printed");
+    // curl trusts exactly that file for a real hostname resolved to the TLS listener.
+    let port = tls.rsplit(':').next().unwrap();
+    let out = Command::new("curl")
+        .args([
+            "--silent",
+            "--show-error",
+            "--max-time",
+            "10",
+            "--cacert",
+            path,
+        ])
+        .args(["--resolve", &format!("api.apify.com:{port}:127.0.0.1")])
+        .args([
+            "-H",
+            "Authorization: Bearer tls-demo-key",
+            "-H",
+            "X-Mock-Delay: 0",
+        ])
+        .arg(format!("https://api.apify.com:{port}/v2/users/me"))
+        .output();
+    match out {
+        Ok(out) => {
+            let body = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{body}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(body.contains("\"data\""), "{body}");
+        }
+        Err(e) => assert!(!apistend_testkit::in_ci(), "curl is needed in CI: {e}"),
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}

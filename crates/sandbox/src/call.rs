@@ -18,7 +18,8 @@ pub(crate) struct Call {
     pub(crate) method: Method,
     /// The path the catalog resolves (`/content/v2/cards/update`, `/rest/crm.deal.fields`).
     pub(crate) path: String,
-    /// The WB host the request addressed (`/wb/content-api/…`), if it named one.
+    /// The host the request addressed: by its `Host` (`content-api.wildberries.ru`, a Bitrix24
+    /// portal) or, for a service with several, by a path segment (`/wb/content-api/…`).
     pub(crate) host: Option<String>,
     pub(crate) credential: Option<String>,
     /// The other part of a credential pair (Ozon's `Client-Id`), for buckets per credential part.
@@ -30,7 +31,14 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    pub(crate) fn parse(service: &Service, parts: &Parts, rest: &str, body: &[u8]) -> Self {
+    /// `host` is the hostname the request came by, if it came by one.
+    pub(crate) fn parse(
+        service: &Service,
+        parts: &Parts,
+        rest: &str,
+        body: &[u8],
+        host: Option<String>,
+    ) -> Self {
         let query = parse_query(parts.uri.query().unwrap_or(""));
         let content_type = header(&parts.headers, http::header::CONTENT_TYPE).unwrap_or("");
         let body_json = if body.is_empty() {
@@ -49,13 +57,13 @@ impl Call {
         let method = Method::parse(parts.method.as_str()).unwrap_or(Method::Get);
         let mut call = Call {
             service: service.id,
+            host: None,
             method,
             path: if rest.is_empty() {
                 "/".to_owned()
             } else {
                 rest.to_owned()
             },
-            host: None,
             credential: header(&parts.headers, X_MOCK_KEY).map(str::to_owned),
             credential_part: None,
             rpc_method: None,
@@ -64,7 +72,9 @@ impl Call {
         };
         // What differs between services is in their definitions: the hosts a path may name, the
         // webhook path form, and the credential channels in the order they are tried.
-        if !service.hosts.is_empty() {
+        let by_name = host.is_some();
+        call.host = host;
+        if !by_name && !service.hosts.is_empty() {
             call.strip_host(service);
         }
         let webhook = if service

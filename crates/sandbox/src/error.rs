@@ -46,6 +46,9 @@ pub enum SandboxError {
     /// The rate-limit store.
     #[error(transparent)]
     Limiter(#[from] apistend_limiter::LimiterError),
+    /// The local certificate authority.
+    #[error("local certificate authority: {0}")]
+    Tls(#[from] crate::tls::TlsError),
     /// The listener.
     #[error("cannot listen: {0}")]
     Io(#[from] std::io::Error),

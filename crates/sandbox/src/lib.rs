@@ -14,17 +14,21 @@ mod admin;
 mod buckets;
 mod call;
 mod clock;
+mod drain;
 mod error;
 mod in_flight;
+mod intercept;
 mod lockout;
 mod metrics;
 mod operating;
 mod pipeline;
 mod scenario;
 mod secret;
+mod server;
 mod services;
 mod sync;
 mod tenants;
+pub mod tls;
 mod transport;
 
 use std::future::Future;
@@ -38,8 +42,6 @@ use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
-use futures_util::FutureExt;
-use futures_util::future::Either;
 use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
@@ -97,6 +99,12 @@ pub struct SandboxConfig {
     pub idle_timeout: Duration,
     /// Largest request head (request line and headers) accepted (431 beyond).
     pub max_header_bytes: usize,
+    /// The local certificate authority's directory (the data directory when absent); several
+    /// instances given one directory share one authority.
+    pub ca_dir: Option<PathBuf>,
+    /// Whether a `CONNECT` to a host no definition claims is tunnelled to it (bytes only)
+    /// rather than refused with a 502.
+    pub passthrough: bool,
 }
 
 impl SandboxConfig {
@@ -116,6 +124,8 @@ impl SandboxConfig {
             read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(75),
             max_header_bytes: 16 * 1024,
+            ca_dir: None,
+            passthrough: false,
         }
     }
 
@@ -194,7 +204,7 @@ pub(crate) struct Limits {
 }
 
 pub(crate) struct AppState {
-    pub(crate) catalog: Catalog,
+    pub(crate) catalog: Arc<Catalog>,
     pub(crate) store: Store,
     pub(crate) tenants: Tenants,
     /// Each service's answer source, as its definition names it.
@@ -210,6 +220,10 @@ pub(crate) struct AppState {
     pub(crate) admin_quota: apistend_limiter::Quota,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) sync: Option<Arc<sync::TenantSync>>,
+    /// Certificates for the hostnames of the definitions.
+    pub(crate) tls: tls::Tls,
+    /// `CONNECT`s to other hosts are tunnelled, not refused.
+    pub(crate) passthrough: bool,
 }
 
 impl AppState {
@@ -267,7 +281,7 @@ impl Sandbox {
     /// [`SandboxError`] naming what cannot be loaded.
     pub async fn new(config: SandboxConfig) -> Result<Self, SandboxError> {
         let catalog =
-            Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?;
+            Arc::new(Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?);
         if let Some(s) = catalog
             .services()
             .iter()
@@ -337,7 +351,15 @@ impl Sandbox {
                 (s.id, services::source::of(s.answers, specs))
             })
             .collect();
+        let ca = tls::LocalCa::open(config.ca_dir.as_deref().unwrap_or(&config.data_dir))?;
+        let names = Arc::clone(&catalog);
+        let tls = tls::Tls::new(tls::Certificates::new(
+            ca,
+            Box::new(move |name| names.by_hostname(name).is_some()),
+        )?)?;
         let state = AppState {
+            tls,
+            passthrough: config.passthrough,
             catalog,
             store,
             tenants,
@@ -394,90 +416,80 @@ impl Sandbox {
             .with_state(Arc::clone(&self.state))
     }
 
+    /// The local certificate authority whose certificates the TLS listener and `CONNECT`
+    /// tunnels present.
+    pub fn ca(&self) -> &tls::LocalCa {
+        self.state.tls.certs.ca()
+    }
+
     /// Serves until `shutdown` completes, then finishes the requests in flight (for at most
     /// 30 s). An idle keep-alive connection stays open for `idle_timeout`; a request head, once
     /// started, must arrive within `read_timeout`, and be at most `max_header_bytes` (431
-    /// beyond); TCP_NODELAY is on.
+    /// beyond); TCP_NODELAY is on. The listener also takes `CONNECT` and absolute-form
+    /// requests, as an HTTP proxy would.
     ///
     /// # Errors
-    /// Never for a failed accept (it is logged and retried); kept for API stability.
+    /// When the listener has no local address. A failed accept is logged and retried.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        // The management API goes through axum's router; everything else straight to the
-        // pipeline, which spares a route lookup on every emulated request.
-        let admin = hyper_util::service::TowerToHyperService::new(self.router());
-        let state = Arc::clone(&self.state);
-        let limits = self.state.limits;
-        let timeouts = transport::Timeouts {
-            idle: limits.idle_timeout,
-            head: limits.read_timeout,
-        };
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let accepted = tokio::select! {
-                a = listener.accept() => a,
-                () = &mut shutdown => break,
-            };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait a little rather than spin.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let phase = Arc::new(transport::Phase::default());
-            let io = transport::TimedIo::new(stream, Arc::clone(&phase), timeouts);
-            let (admin, state) = (admin.clone(), Arc::clone(&state));
-            // An emulated request clones the state and the phase (marked answered when the
-            // answer is ready), not the management router.
-            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                phase.busy();
-                let done = Arc::clone(&phase);
-                let answered = move |resp| {
-                    done.answered();
-                    resp
-                };
-                if req.uri().path().starts_with("/api/") {
-                    let admin = admin.clone();
-                    let fut = async move {
-                        match admin::buffer_body(req, limits).await {
-                            Ok(req) => hyper::service::Service::call(&admin, req).await,
-                            Err(early) => Ok(early),
-                        }
-                    };
-                    Either::Left(fut.map(answered))
-                } else {
-                    let fut = dispatch(State(Arc::clone(&state)), req.map(Body::new));
-                    Either::Right(fut.map(move |resp| answered(Ok(resp))))
-                }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .max_buf_size(limits.max_header_bytes)
-                .serve_connection(hyper_util::rt::TokioIo::new(io), service);
-            let conn = graceful.watch(conn);
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-        }
-        drop(listener);
-        tokio::select! {
-            () = graceful.shutdown() => {}
-            () = tokio::time::sleep(Duration::from_secs(30)) => tracing::warn!("gave up waiting for requests in flight"),
-        }
-        Ok(())
+        let admin = self.router();
+        server::Server::run(self.state, admin, listener, None, shutdown).await
+    }
+
+    /// As [`serve`](Self::serve), and HTTPS on `tls` with certificates of the local authority
+    /// for the hostnames of the definitions and the loopback names.
+    ///
+    /// # Errors
+    /// When a listener has no local address.
+    pub async fn serve_with_tls(
+        self,
+        listener: tokio::net::TcpListener,
+        tls: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let admin = self.router();
+        server::Server::run(self.state, admin, listener, Some(tls), shutdown).await
     }
 }
 
+/// The router's fallback: everything but the management routes.
 async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Response<Body> {
+    let target = intercept::target(&state.catalog, req.uri(), req.headers());
+    answer(state, req, target, server::Surface::Sandbox).await
+}
+
+/// A request that is not for the management API, once its target is known.
+pub(crate) async fn answer(
+    state: Arc<AppState>,
+    req: Request<Body>,
+    target: intercept::Target,
+    surface: server::Surface,
+) -> Response<Body> {
     let path = req.uri().path();
+    match target {
+        intercept::Target::Service { id, host } => {
+            return pipeline::handle(state, pipeline::Route::by_host(id, host), req).await;
+        }
+        intercept::Target::Elsewhere(host) => {
+            return intercept::connect::refusal(
+                StatusCode::BAD_GATEWAY,
+                &intercept::connect::unknown_host(&state, &host),
+            );
+        }
+        intercept::Target::Prefix => {}
+    }
+    if surface == server::Surface::Emulation
+        && (path.starts_with("/api/") || path == "/metrics" || path == "/readyz")
+    {
+        return admin::problem(
+            StatusCode::NOT_FOUND,
+            "Not Found",
+            "the management API and metrics are on the plain HTTP listener",
+        );
+    }
     if path == "/healthz" {
         return Response::new(Body::from("ok"));
     }
@@ -533,7 +545,9 @@ async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Res
         .route(path)
         .map(|(service, rest)| (service.id, path.len() - rest.len()));
     match routed {
-        Some((id, prefix)) => pipeline::handle(state, id, prefix, req).await,
+        Some((id, prefix)) => {
+            pipeline::handle(state, pipeline::Route::by_prefix(id, prefix), req).await
+        }
         None => {
             let prefixes: Vec<&str> = state.catalog.services().iter().map(|s| s.prefix).collect();
             let body = serde_json::json!({

@@ -219,12 +219,42 @@ fn number(v: u64) -> HeaderValue {
 /// Answers one request of service `id` and counts it: by limit group, status, rejection and
 /// scenario. Every request is logged at debug level (`RUST_LOG=apistend_sandbox=debug`) with its
 /// request id: the caller's `X-Request-Id`, or the id of its error body.
+/// How a request reached its service.
+#[derive(Debug)]
+pub(crate) struct Route {
+    id: ServiceId,
+    /// Bytes of the path before the service's own path (its prefix; 0 by hostname).
+    prefix: usize,
+    /// The hostname the request addressed, when it came by hostname.
+    host: Option<String>,
+}
+
+impl Route {
+    /// By path prefix: `/wb/…` is WB with `prefix` = 3.
+    pub(crate) fn by_prefix(id: ServiceId, prefix: usize) -> Self {
+        Self {
+            id,
+            prefix,
+            host: None,
+        }
+    }
+
+    /// By hostname: the whole path is the service's.
+    pub(crate) fn by_host(id: ServiceId, host: String) -> Self {
+        Self {
+            id,
+            prefix: 0,
+            host: Some(host),
+        }
+    }
+}
+
 pub(crate) async fn handle(
     state: Arc<AppState>,
-    id: ServiceId,
-    prefix: usize,
+    route: Route,
     req: Request<Body>,
 ) -> Response<Body> {
+    let id = route.id;
     let meta = Meta::new(req.headers());
     let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
     let method = req.method().clone();
@@ -235,7 +265,7 @@ pub(crate) async fn handle(
     };
     let debug = tracing::enabled!(tracing::Level::DEBUG);
     let path = debug.then(|| req.uri().path().to_owned());
-    let resp = handle_inner(&state, id, prefix, req, &meta, &mut seen).await;
+    let resp = handle_inner(&state, route, req, &meta, &mut seen).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -263,13 +293,13 @@ pub(crate) async fn handle(
 
 async fn handle_inner(
     state: &AppState,
-    id: ServiceId,
-    prefix: usize,
+    route: Route,
     req: Request<Body>,
     meta: &Meta,
     seen: &mut Seen,
 ) -> Response<Body> {
-    // `handle` is reached through `Catalog::route`, so the service is there.
+    let id = route.id;
+    // `handle` is reached through the catalog, so the service is there.
     let Some(service) = state.catalog.service(id) else {
         return axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND);
     };
@@ -302,8 +332,8 @@ async fn handle_inner(
             );
         }
     };
-    let rest = parts.uri.path().get(prefix..).unwrap_or("");
-    let call = Call::parse(service, &parts, rest, &body);
+    let rest = parts.uri.path().get(route.prefix..).unwrap_or("");
+    let call = Call::parse(service, &parts, rest, &body, route.host);
     let Some(resolved) = state
         .catalog
         .resolve(id, call.method, &call.path, call.host.as_deref())

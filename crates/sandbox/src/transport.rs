@@ -25,6 +25,8 @@ const HEAD: u8 = 1;
 const ANSWERED: u8 = 2;
 /// A request is being answered: no read deadline (the pipeline times the body itself).
 const BUSY: u8 = 3;
+/// The connection became a tunnel (`CONNECT`): the connection inside keeps its own clock.
+const TUNNEL: u8 = 4;
 
 /// Where a connection is in its request cycle, shared by its IO and its service.
 #[derive(Debug, Default)]
@@ -39,6 +41,11 @@ impl Phase {
     /// Its answer is ready.
     pub(crate) fn answered(&self) {
         self.0.store(ANSWERED, Ordering::Relaxed);
+    }
+
+    /// The connection carries a tunnel now: no deadline of its own, ever again.
+    pub(crate) fn tunnel(&self) {
+        self.0.store(TUNNEL, Ordering::Relaxed);
     }
 }
 

@@ -269,6 +269,19 @@ pub(crate) fn build(
         }
     }
     hosts.sort_by(|a, b| short_host(a).cmp(short_host(b)));
+    for (i, name) in file.hostnames.iter().enumerate() {
+        if !crate::hostnames::valid_pattern(name.get_ref()) {
+            return Err(src.err(
+                name.span(),
+                &format!("hostnames[{i}]"),
+                format!(
+                    "{:?}: a hostname is lower-case labels of letters, digits and '-' (at least two), optionally after \"*.\"",
+                    name.get_ref()
+                ),
+            ));
+        }
+    }
+    let hostnames = file.hostnames.iter().map(|n| n.get_ref().clone()).collect();
     let plans = file
         .plans
         .iter()
@@ -354,6 +367,7 @@ pub(crate) fn build(
         batch_max: file.batch.map(|b| b.max),
         answers: file.answers,
         hosts,
+        hostnames,
         plans,
     })
 }

@@ -24,6 +24,11 @@ pub struct ServiceFile {
     /// `{prefix}/{short name}` (WB's `/wb/content-api`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
+    /// The names a real client addresses the service by, for clients that cannot change their
+    /// base URL: exact (`api-seller.ozon.ru`) or `*.` and a suffix (`*.bitrix24.ru`, any name
+    /// ending in `.bitrix24.ru`). The `hosts` count too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hostnames: Vec<Spanned<String>>,
     /// The channels a real client sends its credential on (`X-Mock-Key` always works too).
     pub credentials: Vec<CredentialChannel>,
     /// `Content-Type` of its successful answers; the rejection's when absent.

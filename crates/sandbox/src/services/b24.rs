@@ -72,8 +72,8 @@ pub(crate) fn answer(
     Some(Ok(Success::ok(json!({ "result": result }))))
 }
 
-/// The nested commands of a `batch` call: `cmd[key]=method?params` (form or query) or a JSON `cmd`
-/// object.
+/// The nested commands of a `batch` call: `cmd[key]=method?params` (form or query), or a JSON
+/// `cmd` object or array (an array's keys are its indices, as PHP reads it).
 pub(crate) fn batch_commands(call: &Call) -> Vec<(String, String)> {
     let mut cmds: Vec<(String, String)> = call
         .query
@@ -90,6 +90,12 @@ pub(crate) fn batch_commands(call: &Call) -> Vec<(String, String)> {
             cmds.extend(
                 obj.iter()
                     .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned())),
+            );
+        } else if let Some(list) = body.get("cmd").and_then(Value::as_array) {
+            cmds.extend(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), v.as_str().unwrap_or("").to_owned())),
             );
         } else if let Some(obj) = body.as_object() {
             cmds.extend(obj.iter().filter_map(|(k, v)| {
@@ -154,6 +160,48 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
         }
     }
     Ok(Success::ok(json!({
-        "result": {"result": results, "result_error": errors, "result_total": [], "result_next": [], "result_time": {}}
+        "result": {
+            "result": php_array(results),
+            "result_error": php_array(errors),
+            "result_total": [],
+            "result_next": [],
+            "result_time": [],
+        }
     })))
+}
+
+/// A map as PHP's `json_encode` writes an array: a list when its keys are 0, 1, 2… in order
+/// (also when empty), an object otherwise. Bitrix24 is PHP: `cmd[0]`, `cmd[1]` come back as a
+/// list, named commands as an object, and no errors as `[]`.
+fn php_array(map: serde_json::Map<String, Value>) -> Value {
+    let sequential = map.keys().enumerate().all(|(i, k)| *k == i.to_string());
+    if sequential {
+        Value::Array(map.into_iter().map(|(_, v)| v).collect())
+    } else {
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_results_are_arrays_as_php_writes_them() {
+        let mut m = serde_json::Map::new();
+        assert_eq!(php_array(m.clone()), json!([]), "no errors: []");
+        m.insert("0".into(), json!("a"));
+        m.insert("1".into(), json!("b"));
+        assert_eq!(php_array(m.clone()), json!(["a", "b"]));
+        let mut gap = serde_json::Map::new();
+        gap.insert("1".into(), json!("b"));
+        assert_eq!(
+            php_array(gap),
+            json!({"1": "b"}),
+            "keys not from 0: an object"
+        );
+        let mut named = serde_json::Map::new();
+        named.insert("me".into(), json!(1));
+        assert_eq!(php_array(named), json!({"me": 1}));
+    }
 }

@@ -13,6 +13,8 @@ pub struct TestServer {
     pub dir: PathBuf,
     /// The admin token when this start generated it.
     pub admin_token: Option<String>,
+    /// The TLS listener's address (`127.0.0.1:PORT`), for a server started with [`start_tls`].
+    pub tls: Option<std::net::SocketAddr>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     keep_dir: bool,
@@ -60,10 +62,24 @@ pub async fn start(tune: impl FnOnce(SandboxConfig) -> SandboxConfig) -> TestSer
     start_in(temp_dir(), tune).await
 }
 
+/// Starts a sandbox with a TLS listener too.
+pub async fn start_tls(tune: impl FnOnce(SandboxConfig) -> SandboxConfig) -> TestServer {
+    start_on(temp_dir(), tune, true).await
+}
+
 /// Starts a sandbox on the data directory `dir` (prepared by the test).
 pub async fn start_in(
     dir: PathBuf,
     tune: impl FnOnce(SandboxConfig) -> SandboxConfig,
+) -> TestServer {
+    start_on(dir, tune, false).await
+}
+
+/// Starts a sandbox on `dir`, with a TLS listener if `with_tls`.
+pub async fn start_on(
+    dir: PathBuf,
+    tune: impl FnOnce(SandboxConfig) -> SandboxConfig,
+    with_tls: bool,
 ) -> TestServer {
     let config = tune(SandboxConfig::new(&dir).with_demo_key("test-key"));
     let sandbox = Sandbox::new(config).await.expect("sandbox starts");
@@ -73,15 +89,26 @@ pub async fn start_in(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(sandbox.serve(listener, async {
+    let stop = async {
         let _ = rx.await;
-    }));
+    };
+    let (task, tls) = if with_tls {
+        let tls = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tls.local_addr().unwrap();
+        (
+            tokio::spawn(sandbox.serve_with_tls(listener, tls, stop)),
+            Some(addr),
+        )
+    } else {
+        (tokio::spawn(sandbox.serve(listener, stop)), None)
+    };
     TestServer {
         base,
         key,
         app_token,
         dir,
         admin_token,
+        tls,
         stop: Some(tx),
         task: Some(task),
         keep_dir: false,

@@ -1,0 +1,115 @@
+//! `CONNECT host:port` on the plain listener (`HTTPS_PROXY=http://127.0.0.1:8080`). For a
+//! hostname of the definitions the tunnel is answered here: TLS is terminated with a
+//! certificate of the local authority (plain HTTP when the port is 80) and the requests inside
+//! are emulated. Any other host gets a 502 naming the known hosts — unless the operator passed
+//! `--passthrough`, and then the tunnel is carried, bytes only, to that host.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http::{Request, Response, StatusCode};
+
+use crate::server::{Server, Surface};
+use crate::transport::Phase;
+
+/// How long a passthrough tunnel may take to reach its host.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) async fn handle(
+    server: Arc<Server>,
+    req: Request<hyper::body::Incoming>,
+    phase: Arc<Phase>,
+) -> Response<Body> {
+    let Some((host, port)) = req
+        .uri()
+        .authority()
+        .and_then(|a| Some((a.host().to_ascii_lowercase(), a.port_u16()?)))
+    else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "CONNECT needs host:port; there is no default port (RFC 9110 §9.3.6)",
+        );
+    };
+    let state = &server.state;
+    if state.catalog.by_hostname(&host).is_some() {
+        tokio::spawn(async move {
+            let Ok(upgraded) = hyper::upgrade::on(req).await else {
+                return;
+            };
+            phase.tunnel();
+            let io = hyper_util::rt::TokioIo::new(upgraded);
+            if port == 80 {
+                server.connection(io, Surface::Emulation);
+            } else {
+                server.tls_connection(io, Some(&host)).await;
+            }
+        });
+        return Response::new(Body::empty());
+    }
+    if !state.passthrough {
+        return refusal(StatusCode::BAD_GATEWAY, &unknown_host(state, &host));
+    }
+    let upstream = match tokio::time::timeout(
+        DIAL_TIMEOUT,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            return refusal(
+                StatusCode::BAD_GATEWAY,
+                &format!("passthrough: cannot reach {host}:{port}: {e}"),
+            );
+        }
+        Err(_) => {
+            return refusal(
+                StatusCode::GATEWAY_TIMEOUT,
+                &format!("passthrough: {host}:{port} did not answer within {DIAL_TIMEOUT:?}"),
+            );
+        }
+    };
+    tokio::spawn(async move {
+        let Ok(upgraded) = hyper::upgrade::on(req).await else {
+            return;
+        };
+        phase.tunnel();
+        let mut client = hyper_util::rt::TokioIo::new(upgraded);
+        let mut upstream = upstream;
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    });
+    Response::new(Body::empty())
+}
+
+/// The 502 for a host no definition claims: it names the ones there are.
+pub(crate) fn unknown_host(state: &crate::AppState, host: &str) -> String {
+    let mut known: Vec<&str> = state
+        .catalog
+        .services()
+        .iter()
+        .flat_map(|s| s.hostnames.iter().map(String::as_str))
+        .collect();
+    known.sort_unstable();
+    format!(
+        "APIStend emulates only the hosts of its service definitions and forwards nothing else \
+         (start it with --passthrough to tunnel CONNECTs to other hosts); {host} is not one of: {}",
+        known.join(", ")
+    )
+}
+
+/// A proxy's own refusal: plain text, as proxies answer, and the connection closed.
+pub(crate) fn refusal(status: StatusCode, message: &str) -> Response<Body> {
+    let mut resp = Response::new(Body::from(format!("{message}\n")));
+    *resp.status_mut() = status;
+    let headers = resp.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    resp
+}

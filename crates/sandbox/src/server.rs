@@ -1,0 +1,192 @@
+//! The listeners and their connections: the plain HTTP listener (the services by path prefix
+//! or by hostname, the management API, `CONNECT` and absolute-form proxy requests), the TLS
+//! listener and `CONNECT` tunnels (the services only). Every connection keeps nginx's clock
+//! ([`crate::transport`]) and finishes its request in flight on shutdown ([`crate::drain`]).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use futures_util::FutureExt;
+use futures_util::future::Either;
+use http::{Request, Response};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+
+use crate::intercept::{self, Target};
+use crate::{AppState, admin, drain, tls, transport};
+
+/// What a connection may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Surface {
+    /// The plain listener: everything, and the proxy mode.
+    Sandbox,
+    /// The TLS listener and tunnels: the emulated services only.
+    Emulation,
+}
+
+/// What every connection shares.
+pub(crate) struct Server {
+    pub(crate) state: Arc<AppState>,
+    admin: hyper_util::service::TowerToHyperService<Router>,
+    /// The plain listener's address, for answers that point to it.
+    pub(crate) plain_addr: String,
+    drain: drain::Watch,
+}
+
+/// An answer in the making, boxed (the rare paths: management, `CONNECT`, refusals).
+type Boxed = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
+
+impl Server {
+    /// Serves `http` (and `https`) until `shutdown`, then lets requests in flight finish for
+    /// at most 30 s.
+    pub(crate) async fn run(
+        state: Arc<AppState>,
+        admin: Router,
+        http: TcpListener,
+        https: Option<TcpListener>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let (drain, watch) = drain::channel();
+        let server = Arc::new(Self {
+            state,
+            admin: hyper_util::service::TowerToHyperService::new(admin),
+            plain_addr: http.local_addr()?.to_string(),
+            drain: watch,
+        });
+        if let Some(listener) = https {
+            let server = Arc::clone(&server);
+            tokio::spawn(async move { server.accept_tls(listener).await });
+        }
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let stream = tokio::select! {
+                a = accept(&http) => a,
+                () = &mut shutdown => break,
+            };
+            server.connection(stream, Surface::Sandbox);
+        }
+        drop(http);
+        drop(server);
+        drain.drain(Duration::from_secs(30)).await;
+        Ok(())
+    }
+
+    async fn accept_tls(self: Arc<Self>, listener: TcpListener) {
+        let mut stop = self.drain.clone();
+        loop {
+            let stream = tokio::select! {
+                a = accept(&listener) => a,
+                () = stop.signaled() => return,
+            };
+            let server = Arc::clone(&self);
+            tokio::spawn(async move { server.tls_connection(stream, None).await });
+        }
+    }
+
+    /// Takes a TLS handshake on `io` and serves the emulated services over it. `name` is the
+    /// host a `CONNECT` named (certificates go by the client's server name either way).
+    pub(crate) async fn tls_connection<IO>(self: Arc<Self>, io: IO, name: Option<&str>)
+    where
+        IO: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let tls = &self.state.tls;
+        let head = self.state.limits.read_timeout;
+        match tls::accept(io, &tls.certs, &tls.config, &self.plain_addr, head).await {
+            Ok(stream) => self.connection(stream, Surface::Emulation),
+            Err(e) => tracing::debug!(error = %e, connect = name, "TLS connection refused"),
+        }
+    }
+
+    /// Serves HTTP/1.1 on `io` in a task of its own.
+    pub(crate) fn connection<IO>(self: &Arc<Self>, io: IO, surface: Surface)
+    where
+        IO: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let limits = self.state.limits;
+        let timeouts = transport::Timeouts {
+            idle: limits.idle_timeout,
+            head: limits.read_timeout,
+        };
+        let phase = Arc::new(transport::Phase::default());
+        let io = transport::TimedIo::new(io, Arc::clone(&phase), timeouts);
+        let server = Arc::clone(self);
+        let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            server.answer(req, surface, &phase)
+        });
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .max_buf_size(limits.max_header_bytes);
+        let io = hyper_util::rt::TokioIo::new(io);
+        let watch = self.drain.clone();
+        match surface {
+            Surface::Sandbox => {
+                let conn = http.serve_connection(io, service).with_upgrades();
+                tokio::spawn(watch.run(conn));
+            }
+            Surface::Emulation => {
+                let conn = http.serve_connection(io, service);
+                tokio::spawn(watch.run(conn));
+            }
+        }
+    }
+
+    /// One request. The emulated path is not boxed: it is every request of a load test.
+    fn answer(
+        self: &Arc<Self>,
+        req: Request<hyper::body::Incoming>,
+        surface: Surface,
+        phase: &Arc<transport::Phase>,
+    ) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<> {
+        phase.busy();
+        let done = Arc::clone(phase);
+        let answered = move |resp| {
+            done.answered();
+            Ok(resp)
+        };
+        let state = Arc::clone(&self.state);
+        if surface == Surface::Sandbox && req.method() == http::Method::CONNECT {
+            let fut = intercept::connect::handle(Arc::clone(self), req, Arc::clone(phase));
+            return Either::Right(Box::pin(fut) as Boxed).map(answered);
+        }
+        let target = intercept::target(&state.catalog, req.uri(), req.headers());
+        if surface == Surface::Sandbox
+            && target == Target::Prefix
+            && req.uri().path().starts_with("/api/")
+        {
+            let (admin, limits) = (self.admin.clone(), state.limits);
+            let fut = async move {
+                match admin::buffer_body(req, limits).await {
+                    Ok(req) => match hyper::service::Service::call(&admin, req).await {
+                        Ok(resp) => resp,
+                        Err(never) => match never {},
+                    },
+                    Err(early) => early,
+                }
+            };
+            return Either::Right(Box::pin(fut) as Boxed).map(answered);
+        }
+        Either::Left(crate::answer(state, req.map(Body::new), target, surface)).map(answered)
+    }
+}
+
+/// The next connection; a failed accept (out of file descriptors and the like) is logged and
+/// retried after a pause rather than in a spin.
+async fn accept(listener: &TcpListener) -> tokio::net::TcpStream {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                return stream;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
