@@ -44,6 +44,8 @@ impl Watch {
     pub(crate) async fn run<C: Graceful>(mut self, conn: C) {
         let mut conn = std::pin::pin!(conn);
         tokio::select! {
+            // The connection first, and no random pick per wake-up: this is polled per request.
+            biased;
             _ = conn.as_mut() => return,
             () = self.signaled() => conn.as_mut().graceful_shutdown(),
         }

@@ -465,3 +465,40 @@ async fn a_tunnel_carries_slow_answers_and_keeps_alive() {
         assert_eq!(status(&String::from_utf8_lossy(&got)), 200);
     }
 }
+
+/// Any portal name is Bitrix24, and its buckets follow the sandbox's scope, not the name: with
+/// the default (per key), two portals called with one key drain one bucket.
+#[tokio::test]
+async fn portals_of_any_name_share_the_keys_bucket() {
+    let server = support::start(|c| c).await;
+    let call = |portal: &'static str| {
+        let addr = plain_addr(&server);
+        let key = server.key.clone();
+        async move {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            exchange(
+                stream,
+                &format!(
+                    "POST /rest/1/{key}/user.current HTTP/1.1\r\nHost: {portal}\r\nX-Mock-Delay: 0"
+                ),
+                "",
+            )
+            .await
+        }
+    };
+    let mut admitted = 0;
+    let refused = loop {
+        let answer = call("first.bitrix24.ru").await;
+        match status(&answer) {
+            200 => admitted += 1,
+            _ => break answer,
+        }
+        assert!(admitted < 1000, "the portal bucket never emptied");
+    };
+    assert!(refused.contains("QUERY_LIMIT_EXCEEDED"), "{refused}");
+    let other = call("second-portal.bitrix24.com").await;
+    assert!(
+        other.contains("QUERY_LIMIT_EXCEEDED"),
+        "one key, one bucket: {other}"
+    );
+}
