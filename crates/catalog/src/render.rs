@@ -33,6 +33,12 @@ pub enum ErrorKind {
     ServerError,
     /// The service is down for a while.
     Unavailable,
+    /// The request body is larger than the service takes (413), with the reason.
+    TooLarge(String),
+    /// The request body did not arrive in time (408), with the reason.
+    RequestTimeout(String),
+    /// No answer in time from behind the service's gateway (504: the `timeout` scenario).
+    GatewayTimeout,
 }
 
 /// Per-request values an error body carries.
@@ -87,7 +93,9 @@ pub(crate) fn status_text(status: u16) -> &'static str {
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
+        408 => "Request Timeout",
         409 => "Conflict",
+        413 => "Payload Too Large",
         412 => "Precondition Failed",
         420 => "Enhance Your Calm",
         429 => "Too Many Requests",
@@ -147,6 +155,9 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "service unavailable",
             "service temporarily unavailable",
         ),
+        ErrorKind::TooLarge(why) => (413, "payload too large", why.as_str()),
+        ErrorKind::RequestTimeout(why) => (408, "request timeout", why.as_str()),
+        ErrorKind::GatewayTimeout => (504, "gateway timeout", "the service did not answer in time"),
     };
     // Written by hand into one allocation: this body is on every WB rejection, the hot path of an
     // exhausted bucket.
@@ -222,6 +233,9 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
             "SERVICE_UNAVAILABLE",
             "Service is temporarily unavailable".to_owned(),
         ),
+        ErrorKind::TooLarge(why) => (413, "REQUEST_ENTITY_TOO_LARGE", why.clone()),
+        ErrorKind::RequestTimeout(why) => (408, "REQUEST_TIMEOUT", why.clone()),
+        ErrorKind::GatewayTimeout => (504, "GATEWAY_TIMEOUT", "Gateway timeout".to_owned()),
     };
     ErrorAnswer {
         status,
@@ -271,6 +285,13 @@ fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "service-unavailable",
             "Service is temporarily unavailable".to_owned(),
         ),
+        ErrorKind::TooLarge(why) => (413, "request-too-large", why.clone()),
+        ErrorKind::RequestTimeout(why) => (408, "request-timeout", why.clone()),
+        ErrorKind::GatewayTimeout => (
+            504,
+            "gateway-timeout",
+            "The server did not answer in time".to_owned(),
+        ),
     };
     ErrorAnswer {
         status,
@@ -297,6 +318,9 @@ fn ozon(kind: &ErrorKind) -> ErrorAnswer {
         ErrorKind::BadRequest(why) => (400, 3, why.clone()),
         ErrorKind::ServerError => (500, 13, "Internal error".to_owned()),
         ErrorKind::Unavailable => (503, 14, "Service unavailable".to_owned()),
+        ErrorKind::TooLarge(why) => (413, 3, why.clone()),
+        ErrorKind::RequestTimeout(why) => (408, 4, why.clone()),
+        ErrorKind::GatewayTimeout => (504, 4, "Deadline exceeded".to_owned()),
     };
     ErrorAnswer {
         status,

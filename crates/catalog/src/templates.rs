@@ -10,7 +10,7 @@ use crate::render::{ErrorAnswer, ErrorContext, ErrorKind, status_text};
 
 /// The names a template is keyed by: [`ErrorKind`]'s, plus `locked` (the lockout's answer) and
 /// `default` (any kind without a template of its own).
-pub const TEMPLATE_NAMES: [&str; 12] = [
+pub const TEMPLATE_NAMES: [&str; 15] = [
     "rate_limited",
     "too_many_in_flight",
     "operating_time",
@@ -21,6 +21,9 @@ pub const TEMPLATE_NAMES: [&str; 12] = [
     "bad_request",
     "server_error",
     "unavailable",
+    "too_large",
+    "request_timeout",
+    "gateway_timeout",
     "locked",
     "default",
 ];
@@ -68,6 +71,9 @@ fn of(kind: &ErrorKind) -> (&'static str, u16, &str) {
         ErrorKind::BadRequest(why) => ("bad_request", 400, why.as_str()),
         ErrorKind::ServerError => ("server_error", 500, "Internal Server Error"),
         ErrorKind::Unavailable => ("unavailable", 503, "Service Unavailable"),
+        ErrorKind::TooLarge(why) => ("too_large", 413, why.as_str()),
+        ErrorKind::RequestTimeout(why) => ("request_timeout", 408, why.as_str()),
+        ErrorKind::GatewayTimeout => ("gateway_timeout", 504, "Gateway Timeout"),
     }
 }
 

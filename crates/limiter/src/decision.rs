@@ -46,6 +46,37 @@ impl Decision {
         ceil_secs(self.reset_after)
     }
 
+    /// The denial an exceedance of `quota` would have given at this decision's moment, for `n`
+    /// tokens: the bucket empty. GCRA: the next `n` tokens in `n` intervals, full again in
+    /// `burst × interval`; a fixed window: both at the window's end (this decision's reset).
+    /// The sandbox answers its forced `rate_limit` scenario with it, so that the scenario's
+    /// headers are those of a real 429.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use apistend_limiter::{Decision, Quota};
+    /// let q = Quota::new(20, Duration::from_millis(200))?;
+    /// let allowed = Decision { allowed: true, limit: 20, remaining: 19, retry_after: Duration::ZERO, reset_after: Duration::from_millis(200) };
+    /// let denied = allowed.exceeded(&q, 1);
+    /// assert!(!denied.allowed);
+    /// assert_eq!((denied.remaining, denied.retry_after, denied.reset_after), (0, Duration::from_millis(200), Duration::from_secs(4)));
+    /// # Ok::<(), apistend_limiter::QuotaError>(())
+    /// ```
+    #[must_use]
+    pub fn exceeded(&self, quota: &crate::Quota, n: u32) -> Decision {
+        let (retry_after, reset_after) = match quota.algorithm() {
+            crate::Algorithm::FixedWindow => (self.reset_after, self.reset_after),
+            _ => (quota.interval() * n.max(1), quota.span()),
+        };
+        Decision {
+            allowed: false,
+            limit: self.limit,
+            remaining: 0,
+            retry_after,
+            reset_after,
+        }
+    }
+
     /// `Ok(self)` when allowed, otherwise the denial as an error.
     ///
     /// # Errors

@@ -2,7 +2,6 @@
 //! group of the operation (all or nothing), and the extra cost of an answer afterwards.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved, Service};
 use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
@@ -135,8 +134,8 @@ fn buckets<'r>(
 pub(crate) struct Charge {
     /// The decision to report: the refusing group's, else the operation's own group's.
     pub(crate) decision: Decision,
-    /// The quota behind it (for the interval of a forced `rate_limit` answer).
-    pub(crate) interval: Duration,
+    /// The quota behind it (for a forced `rate_limit` answer).
+    pub(crate) quota: Quota,
 }
 
 /// Takes the operation's weight (one token unless its definition says more) from each group;
@@ -167,12 +166,12 @@ pub(crate) async fn take(
             }
             return Ok(Charge {
                 decision: d,
-                interval: q.interval(),
+                quota: q,
             });
         }
         first.get_or_insert(Charge {
             decision: d,
-            interval: q.interval(),
+            quota: q,
         });
     }
     first.ok_or_else(|| {

@@ -118,11 +118,6 @@ impl Answer {
         self
     }
 
-    fn with_status(mut self, status: u16) -> Self {
-        self.status = status;
-        self
-    }
-
     fn into_response(self) -> Response<Body> {
         let body = match self.mode {
             BodyMode::Full => Body::from(self.body),
@@ -315,9 +310,7 @@ async fn handle_inner(
         Ok(Err(_)) => {
             let why = format!("request body over {} bytes", state.limits.max_body_bytes);
             return closing(
-                Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
-                    .with_status(413)
-                    .into_response(),
+                Answer::error(service, &ErrorKind::TooLarge(why), &meta.ctx(0)).into_response(),
             );
         }
         Err(_) => {
@@ -326,8 +319,7 @@ async fn handle_inner(
                 state.limits.read_timeout
             );
             return closing(
-                Answer::error(service, &ErrorKind::BadRequest(why), &meta.ctx(0))
-                    .with_status(408)
+                Answer::error(service, &ErrorKind::RequestTimeout(why), &meta.ctx(0))
                     .into_response(),
             );
         }
@@ -440,10 +432,9 @@ async fn handle_inner(
         },
     };
     if scenario == Some(Scenario::RateLimit) {
-        // Identical to a real exceedance: the pause is at least one token's refill.
-        decision.retry_after = decision.retry_after.max(charge.interval);
-        decision.allowed = false;
-        return rejection(service, &decision, &meta.ctx(limit)).into_response();
+        // What a real exceedance of this bucket answers: its headers as for an empty bucket.
+        let exceeded = decision.exceeded(&charge.quota, at.weight);
+        return rejection(service, &exceeded, &meta.ctx(limit)).into_response();
     }
 
     // An operating-time budget (Bitrix24's, where the definition has one): the method's,
@@ -462,7 +453,7 @@ async fn handle_inner(
     let mut answer = match scenario {
         Some(Scenario::Timeout) => {
             tokio::time::sleep(Duration::from_millis(state.limits.max_timeout_ms)).await;
-            Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(limit)).with_status(504)
+            Answer::error(service, &ErrorKind::GatewayTimeout, &meta.ctx(limit))
         }
         Some(Scenario::ServerError) => {
             Answer::error(service, &ErrorKind::ServerError, &meta.ctx(limit))

@@ -238,3 +238,71 @@ async fn management_405_and_query_errors_are_problem_details() {
         );
     }
 }
+
+/// Every answer's body agrees with its status: a 413, a 408 and the `timeout` scenario's 504
+/// say 413, 408 and 504 in the service's own error format (WB's `status`, MoySklad's `code`).
+#[tokio::test]
+async fn error_bodies_say_the_status_they_are_sent_with() {
+    let s = support::start(|c| {
+        c.with_read_timeout(Duration::from_millis(300))
+            .with_max_timeout(Duration::from_millis(200))
+    })
+    .await;
+    let c = support::client();
+    let r = c
+        .post(format!("{}/wb/content/v2/get/cards/list", s.base))
+        .header("Authorization", &s.key)
+        .body(vec![b'x'; 2 << 20])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        (body["status"].as_u64(), body["statusText"].as_str()),
+        (Some(413), Some("Payload Too Large")),
+        "{body}"
+    );
+
+    let r = c
+        .post(format!("{}/moysklad/api/remap/1.2/entity/product", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .body(vec![b'x'; 2 << 20])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["errors"][0]["code"], 413, "{body}");
+
+    let r = c
+        .get(format!("{}/wb/api/v3/warehouses", s.base))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Scenario", "timeout")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 504);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        (body["status"].as_u64(), body["statusText"].as_str()),
+        (Some(504), Some("Gateway Timeout")),
+        "{body}"
+    );
+
+    let addr = s.base.trim_start_matches("http://");
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /wb/content/v2/get/cards/list HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\nContent-Length: 100\r\n\r\n{{",
+        s.key
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), slow.read_to_end(&mut buf))
+        .await
+        .expect("answered and closed")
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains(r#""status":408"#), "{text}");
+}

@@ -127,3 +127,43 @@ async fn each_scenario_in_each_format() {
     assert_eq!(r.status(), 504);
     assert!(t.elapsed() >= Duration::from_millis(300));
 }
+
+/// `X-Mock-Scenario: rate_limit` answers what a real exceedance of the same bucket answers,
+/// headers included (WB's seller-info group: 1 per minute, burst 10 — Reset 600, Retry 60).
+#[tokio::test]
+async fn the_rate_limit_scenario_answers_as_a_real_exceedance() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let get = |scenario: Option<&str>| {
+        let mut r = c
+            .get(format!("{}/wb/api/v1/seller-info", s.base))
+            .header("Authorization", &s.key)
+            .header("X-Mock-Delay", "0");
+        if let Some(sc) = scenario {
+            r = r.header("X-Mock-Scenario", sc);
+        }
+        r.send()
+    };
+    let headers = |r: &reqwest::Response| {
+        [
+            "x-ratelimit-retry",
+            "x-ratelimit-limit",
+            "x-ratelimit-reset",
+            "x-ratelimit-remaining",
+        ]
+        .map(|h| r.headers().get(h).map(|v| v.to_str().unwrap().to_owned()))
+    };
+    let forced = get(Some("rate_limit")).await.unwrap();
+    assert_eq!(forced.status(), 429);
+    let forced = headers(&forced);
+    let real = loop {
+        let r = get(None).await.unwrap();
+        if r.status() == 429 {
+            break headers(&r);
+        }
+        assert_eq!(r.status(), 200);
+    };
+    assert_eq!(forced, real);
+    assert_eq!(real[2].as_deref(), Some("600"), "{real:?}");
+    assert_eq!(real[0].as_deref(), Some("60"), "{real:?}");
+}

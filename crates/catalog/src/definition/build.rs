@@ -507,6 +507,9 @@ fn template_kind(name: &str) -> crate::ErrorKind {
         "conflict" => K::Conflict,
         "server_error" => K::ServerError,
         "unavailable" => K::Unavailable,
+        "too_large" => K::TooLarge("a \"sample\" message".into()),
+        "request_timeout" => K::RequestTimeout("a \"sample\" message".into()),
+        "gateway_timeout" => K::GatewayTimeout,
         _ => K::BadRequest("a \"sample\" message".into()),
     }
 }

@@ -45,7 +45,8 @@ pub struct ServiceFile {
     pub apistend_retry_after: bool,
     /// Error bodies by kind, for `errors = "template"`: `rate_limited`, `unauthorized`,
     /// `forbidden`, `not_found`, `conflict`, `bad_request`, `server_error`, `unavailable`,
-    /// `operating_time`, `locked`, and `default` for the others.
+    /// `too_large`, `request_timeout`, `gateway_timeout`, `operating_time`, `locked`, and
+    /// `default` for the others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_templates: BTreeMap<String, Spanned<crate::templates::Template>>,
     /// Whether operation paths match whatever their case (Bitrix24's method names).
