@@ -28,6 +28,8 @@ pub(crate) struct Call {
     pub(crate) rpc_method: Option<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) body: Option<serde_json::Value>,
+    /// Methods of a `batch` blocked by their operating-time budget (filled by the pipeline).
+    pub(crate) blocked: Vec<String>,
 }
 
 impl Call {
@@ -69,6 +71,7 @@ impl Call {
             rpc_method: None,
             query,
             body: body_json,
+            blocked: Vec::new(),
         };
         // What differs between services is in their definitions: the hosts a path may name, the
         // webhook path form, and the credential channels in the order they are tried.

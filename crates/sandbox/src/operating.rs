@@ -1,6 +1,10 @@
 //! Bitrix24's operating-time budget: execution time per method and application (or webhook),
-//! summed over ten one-minute baskets. The call that crosses the budget still completes; the next
-//! one is refused until the oldest basket drops out.
+//! summed over ten one-minute baskets. As `settings/how-to-call-rest-api/limits.md` describes
+//! them, a basket starts at the first counted call (not at a minute boundary), takes the calls of
+//! the minute after it and leaves the sum ten minutes after it started; `operating_reset_at` is
+//! when the oldest one leaves (the documentation's call at 1778747192.9 reports 1778747792). The
+//! call that crosses the budget still completes; the next one is refused until enough baskets
+//! have left.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -22,12 +26,15 @@ pub(crate) struct OperatingState {
     pub(crate) operating: f64,
     /// Unix time when the oldest basket leaves the window.
     pub(crate) reset_at: f64,
+    /// Unix time from which the method may be called again (now when it may).
+    pub(crate) unblock_at: f64,
 }
 
 #[derive(Debug)]
 pub(crate) struct Operating {
     budget: OperatingBudget,
-    baskets: Mutex<HashMap<String, VecDeque<(i64, f64)>>>,
+    /// Per caller and method: (start of the basket, seconds in it), oldest first.
+    baskets: Mutex<HashMap<String, VecDeque<(f64, f64)>>>,
 }
 
 impl Operating {
@@ -53,12 +60,12 @@ impl Operating {
         let secs = delay.as_secs_f64().max(finish - started);
         let key = format!("{owner}:{method}");
         let state = if nested.is_empty() {
-            self.add(&key, finish, secs)
+            self.add(&key, started, finish, secs)
         } else {
             #[allow(clippy::cast_precision_loss)] // a batch holds at most a few hundred calls
             let share = secs / nested.len() as f64;
             for m in nested {
-                self.add(&format!("{owner}:{m}"), finish, share);
+                self.add(&format!("{owner}:{m}"), started, finish, share);
             }
             self.check(&key, finish).unwrap_or_else(|s| s)
         };
@@ -90,25 +97,31 @@ impl Operating {
         }
     }
 
-    fn window(&self) -> i64 {
-        i64::from(self.budget.window_secs) / 60
+    fn window(&self) -> f64 {
+        f64::from(self.budget.window_secs)
     }
 
-    #[allow(clippy::cast_possible_truncation)]
-    fn state(&self, q: &mut VecDeque<(i64, f64)>, now: f64) -> OperatingState {
-        let minute = (now / BASKET_SECS).floor() as i64;
-        while q.front().is_some_and(|(m, _)| *m <= minute - self.window()) {
+    fn state(&self, q: &mut VecDeque<(f64, f64)>, now: f64) -> OperatingState {
+        let window = self.window();
+        while q.front().is_some_and(|(start, _)| start + window <= now) {
             q.pop_front();
         }
-        let operating = q.iter().map(|(_, s)| s).sum();
-        let reset_at = q
-            .front()
-            .map_or(now + f64::from(self.budget.window_secs), |(m, _)| {
-                (m + self.window()) as f64 * BASKET_SECS
-            });
+        let operating: f64 = q.iter().map(|(_, s)| s).sum();
+        let limit = f64::from(self.budget.limit_secs);
+        // Blocked: free again when the baskets that have left bring the sum under the limit.
+        let mut left = operating;
+        let mut unblock_at = now;
+        for (start, secs) in q.iter() {
+            if left < limit {
+                break;
+            }
+            left -= secs;
+            unblock_at = start + window;
+        }
         OperatingState {
             operating,
-            reset_at,
+            reset_at: q.front().map_or(now + window, |(start, _)| start + window),
+            unblock_at,
         }
     }
 
@@ -118,7 +131,8 @@ impl Operating {
         let Some(q) = map.get_mut(who) else {
             return Ok(OperatingState {
                 operating: 0.0,
-                reset_at: now + f64::from(self.budget.window_secs),
+                reset_at: now + self.window(),
+                unblock_at: now,
             });
         };
         let st = self.state(q, now);
@@ -129,19 +143,17 @@ impl Operating {
         }
     }
 
-    /// After a call that took `secs`.
-    #[allow(clippy::cast_possible_truncation)]
-    pub(crate) fn add(&self, who: &str, now: f64, secs: f64) -> OperatingState {
+    /// After a call that started at `started` and took `secs`, reported at `now`.
+    pub(crate) fn add(&self, who: &str, started: f64, now: f64, secs: f64) -> OperatingState {
         let mut map = self.baskets.lock().unwrap_or_else(PoisonError::into_inner);
         if map.len() >= MAX_TRACKED && !map.contains_key(who) {
-            let horizon = (now / BASKET_SECS).floor() as i64 - self.window();
-            map.retain(|_, q| q.back().is_some_and(|(m, _)| *m > horizon));
+            let horizon = now - self.window();
+            map.retain(|_, q| q.back().is_some_and(|(start, _)| *start > horizon));
         }
         let q = map.entry(who.to_owned()).or_default();
-        let minute = (now / BASKET_SECS).floor() as i64;
         match q.back_mut() {
-            Some((m, s)) if *m == minute => *s += secs,
-            _ => q.push_back((minute, secs)),
+            Some((start, s)) if started < *start + BASKET_SECS => *s += secs,
+            _ => q.push_back((started, secs)),
         }
         self.state(q, now)
     }
@@ -152,17 +164,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blocks_after_the_budget_until_the_oldest_basket_leaves() {
+    fn blocks_after_the_budget_until_enough_baskets_leave() {
         let op = Operating::new(OperatingBudget::new(480, 600));
-        let t0 = 1_800_000_000.0 - 1_800_000_000.0 % 60.0;
-        assert!(op.check("app:crm.deal.list", t0).is_ok());
-        op.add("app:crm.deal.list", t0, 300.0);
-        assert!(op.check("app:crm.deal.list", t0 + 61.0).is_ok());
-        let st = op.add("app:crm.deal.list", t0 + 61.0, 200.0);
+        let key = "app:crm.deal.list";
+        // The documentation's example: a basket that starts at 1778747192.9 leaves at +600.
+        let t0 = 1_778_747_192.910_734;
+        assert!(op.check(key, t0).is_ok());
+        let st = op.add(key, t0, t0 + 0.6, 300.0);
+        assert_eq!(st.reset_at.floor(), 1_778_747_792.0);
+        // 59 s later: the same basket; 61 s after its start: a new one.
+        op.add(key, t0 + 59.0, t0 + 59.5, 40.0);
+        let st = op.add(key, t0 + 61.0, t0 + 61.5, 160.0);
         assert!((st.operating - 500.0).abs() < 1e-9);
         assert_eq!(st.reset_at, t0 + 600.0);
-        let blocked = op.check("app:crm.deal.list", t0 + 120.0).unwrap_err();
+        let blocked = op.check(key, t0 + 120.0).unwrap_err();
         assert_eq!(blocked.reset_at, t0 + 600.0);
+        assert_eq!(blocked.unblock_at, t0 + 600.0, "340 s leave, 160 s stay");
         assert!(
             op.check("app:crm.deal.get", t0 + 120.0).is_ok(),
             "other methods keep working"
@@ -171,8 +188,24 @@ mod tests {
             op.check("other:crm.deal.list", t0 + 120.0).is_ok(),
             "other applications keep working"
         );
-        // The first basket drops out at t0 + 600: 200 s left, unblocked.
-        let st = op.check("app:crm.deal.list", t0 + 600.0).unwrap();
-        assert!((st.operating - 200.0).abs() < 1e-9);
+        // The first basket leaves at t0 + 600: 160 s left, unblocked.
+        let st = op.check(key, t0 + 600.0).unwrap();
+        assert!((st.operating - 160.0).abs() < 1e-9);
+        assert_eq!(st.reset_at, t0 + 661.0);
+    }
+
+    #[test]
+    fn a_block_lasts_until_the_sum_is_under_the_limit() {
+        let op = Operating::new(OperatingBudget::new(480, 600));
+        let key = "hook:crm.item.list";
+        let t0 = 1_800_000_000.0;
+        // Baskets of 100 s at t0, t0+100, …, t0+400: 500 s; dropping the first leaves 400 s.
+        for i in 0..5 {
+            let at = t0 + f64::from(i) * 100.0;
+            op.add(key, at, at + 1.0, 100.0);
+        }
+        let blocked = op.check(key, t0 + 450.0).unwrap_err();
+        assert_eq!(blocked.unblock_at, t0 + 600.0);
+        assert!(op.check(key, t0 + 600.0).is_ok());
     }
 }

@@ -325,7 +325,7 @@ async fn handle_inner(
         }
     };
     let rest = parts.uri.path().get(route.prefix..).unwrap_or("");
-    let call = Call::parse(service, &parts, rest, &body, route.host);
+    let mut call = Call::parse(service, &parts, rest, &body, route.host);
     let Some(resolved) = state
         .catalog
         .resolve(id, call.method, &call.path, call.host.as_deref())
@@ -445,9 +445,37 @@ async fn handle_inner(
             .filter(|_| resolved.operation.is_some()),
     );
     if let Some((op, m)) = budget
-        && op.check(&format!("{}:{m}", owner.key), started).is_err()
+        && let Err(blocked) = op.check(&format!("{}:{m}", owner.key), started)
     {
-        return plain(ErrorKind::OperatingTime, &decision);
+        // Bitrix24 names no pause; the sandbox's hint is the time until the method unblocks.
+        let secs = unblock_secs(&blocked, started);
+        let mut a = Answer::error(
+            service,
+            &ErrorKind::OperatingTime,
+            &meta.ctx(limit).with_retry_after(secs),
+        )
+        .rate(service.rate_headers(&decision, false));
+        a.headers.push((
+            apistend_catalog::X_APISTEND_RETRY_AFTER,
+            HeaderValue::from(secs),
+        ));
+        return a.into_response();
+    }
+    // Inside a `batch`, each nested method is checked too: a blocked one is reported in the
+    // batch's `result_error`, the others run.
+    let nested = match budget {
+        Some(_) => state
+            .answers_of(id)
+            .map(|a| a.nested(&call))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if let Some((op, _)) = budget {
+        call.blocked = nested
+            .iter()
+            .filter(|m| op.check(&format!("{}:{m}", owner.key), started).is_err())
+            .cloned()
+            .collect();
     }
 
     let mut answer = match scenario {
@@ -481,11 +509,11 @@ async fn handle_inner(
         tokio::time::sleep(delay).await;
     }
     if let Some((op, m)) = budget {
-        let nested = state
-            .answers_of(id)
-            .map(|a| a.nested(&call))
-            .unwrap_or_default();
-        answer.body = op.time_block(&answer.body, &owner.key, m, &nested, started, delay);
+        let ran: Vec<String> = nested
+            .into_iter()
+            .filter(|n| !call.blocked.contains(n))
+            .collect();
+        answer.body = op.time_block(&answer.body, &owner.key, m, &ran, started, delay);
     }
 
     // Cost after the answer: a WB 409 counts as 10 (or 33), a Yandex Market 5xx as nothing.
@@ -542,6 +570,12 @@ async fn read_body(
     } else {
         Ok(axum::body::Bytes::new())
     }
+}
+
+/// Whole seconds from `now` until a blocked method may be called again (at least 1).
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a few hundred seconds
+fn unblock_secs(blocked: &crate::operating::OperatingState, now: f64) -> u64 {
+    (blocked.unblock_at - now).ceil().max(1.0) as u64
 }
 
 fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {

@@ -195,3 +195,72 @@ async fn bitrix_answers_carry_the_time_block_and_count_operating_time() {
         "another method has its own budget"
     );
 }
+
+/// A Bitrix24 with a 1-second operating budget (a user definition replacing the built-in): a
+/// blocked method answers 429 `OPERATION_TIME_LIMIT` with the sandbox's pause until it unblocks,
+/// stays blocked inside `batch` (reported in `result_error`) while other methods run, and
+/// `operating_reset_at` is ten minutes after the basket's first call.
+#[tokio::test]
+async fn a_blocked_method_stays_blocked_inside_batch_and_says_when_it_unblocks() {
+    let (_, text) = apistend_catalog::definition::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "b24.toml")
+        .unwrap();
+    let text = text.replace(
+        "operating_budget = { limit_secs = 480, window_secs = 600 }",
+        "operating_budget = { limit_secs = 1, window_secs = 600 }",
+    );
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("b24.toml".into(), text)
+        .unwrap();
+    let s = support::start(|c| c.with_definitions(defs)).await;
+    let c = support::client();
+    let call = |method: &str, delay: &str| {
+        c.post(format!("{}/b24/rest/1/{}/{method}.json", s.base, s.key))
+            .header("X-Mock-Delay", delay.to_owned())
+    };
+    let first: Value = call("crm.deal.list", "700")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let t = &first["time"];
+    let start = t["start"].as_f64().unwrap();
+    assert_eq!(
+        t["operating_reset_at"].as_i64().unwrap(),
+        (start + 600.0).floor() as i64,
+        "{t}"
+    );
+    call("crm.deal.list", "700").send().await.unwrap();
+    let blocked = call("crm.deal.list", "0").send().await.unwrap();
+    assert_eq!(blocked.status(), 429);
+    let pause: u64 = blocked.headers()["x-apistend-retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((590..=600).contains(&pause), "{pause}");
+    let body: Value = blocked.json().await.unwrap();
+    assert_eq!(body["error"], "OPERATION_TIME_LIMIT");
+
+    let batch: Value = c
+        .post(format!("{}/b24/rest/1/{}/batch.json", s.base, s.key))
+        .header("X-Mock-Delay", "0")
+        .json(&serde_json::json!({"halt": 0, "cmd": ["crm.deal.list", "user.current"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = &batch["result"];
+    // As PHP writes them: errors keyed 0 are a list, results keyed 1 an object.
+    assert_eq!(
+        r["result_error"][0]["error"], "OPERATION_TIME_LIMIT",
+        "{batch}"
+    );
+    assert_eq!(r["result"]["1"]["ID"], "1", "user.current ran: {batch}");
+    assert!(r["result"].get("0").is_none(), "{batch}");
+}

@@ -143,7 +143,15 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
             rpc_method: Some(method.to_owned()),
             query: crate::call::parse_query(params),
             body: None,
+            blocked: Vec::new(),
         };
+        if call.blocked.iter().any(|b| b == method) {
+            errors.insert(
+                key.clone(),
+                json!({"error": "OPERATION_TIME_LIMIT", "error_description": "Method is blocked due to operation time limit."}),
+            );
+            continue;
+        }
         match answer(method, &nested, 0) {
             Some(Ok(s)) if method != "batch" => {
                 results.insert(
