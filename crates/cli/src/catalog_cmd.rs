@@ -43,6 +43,10 @@ enum CatalogCommand {
         /// Where to write the catalog JSON (default: standard output).
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+        /// Also write the sandbox's answers of every operation here (the embedded
+        /// `crates/sandbox/data/wb-answers.json.zlib`).
+        #[arg(long)]
+        answers: Option<PathBuf>,
     },
     /// Regenerate the operations of an amoCRM definition from endpoints.json (see
     /// ../shared/specs/amocrm): everything above the definition's marker line is kept.
@@ -66,7 +70,18 @@ enum CatalogCommand {
 
 pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
     match args.command {
-        Some(CatalogCommand::ImportWbOpenapi { dir, output }) => return import(&dir, output),
+        Some(CatalogCommand::ImportWbOpenapi {
+            dir,
+            output,
+            answers,
+        }) => {
+            if let Some(path) = &answers {
+                let specs = apistend_sandbox::WbSpecs::load(&dir)?;
+                std::fs::write(path, specs.to_file_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            return import(&dir, output);
+        }
         Some(CatalogCommand::ImportAmocrm {
             endpoints,
             definition,

@@ -35,7 +35,8 @@ pub(crate) struct ServeArgs {
     /// Make sure a demo sandbox with this key exists.
     #[arg(long, env = "APISTEND_DEMO_KEY")]
     demo_key: Option<String>,
-    /// WB's OpenAPI specs: answer every WB operation with its spec example.
+    /// WB's OpenAPI specs, newer than the import embedded in the binary: answer every WB
+    /// operation with their examples instead.
     #[arg(long, env = "APISTEND_WB_OPENAPI")]
     wb_openapi: Option<PathBuf>,
     /// Share buckets through Redis: redis://host:port or redis+cluster://host:port,host:port.

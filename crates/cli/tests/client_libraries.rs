@@ -157,7 +157,7 @@ fn with_env(cmd: &mut Command, vars: &[(&str, &str)]) {
 
 const ADMIN: &str = "compat-admin-token-0123";
 
-fn serve(data: &Path, specs: Option<&Path>) -> (std::process::Child, String) {
+fn serve(data: &Path) -> (std::process::Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
     cmd.args([
         "serve",
@@ -173,9 +173,6 @@ fn serve(data: &Path, specs: Option<&Path>) -> (std::process::Child, String) {
     .env("RUST_LOG", "warn")
     .stdout(Stdio::piped())
     .stderr(Stdio::null());
-    if let Some(dir) = specs {
-        cmd.arg("--wb-openapi").arg(dir);
-    }
     let mut child = cmd.spawn().unwrap();
     let base = BufReader::new(child.stdout.take().unwrap())
         .lines()
@@ -194,20 +191,17 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
         Ok(p) => p,
         Err(why) => return unavailable(&why),
     };
-    // WB's answers come from its specs: the library parses them into its models.
-    let specs = apistend_testkit::wb_specs();
+    // WB's answers come from the import of its specs embedded in the binary: the library
+    // parses them into its models, with no spec directory.
     let data = std::env::temp_dir().join(format!("apistend-compat-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
-    let (mut server, base) = serve(&data, specs.as_deref());
-    let mut libraries = vec!["apify", "bitrix24", "ozon"];
-    if specs.is_some() {
-        libraries.insert(0, "wildberries");
-    }
+    let (mut server, base) = serve(&data);
+    let libraries = ["wildberries", "apify", "bitrix24", "ozon"];
     let (status, out, err) = run_bounded(
         Command::new(&python)
             .arg(repo().join("tests/compat/clients.py"))
             .args([&base, "compat-key"])
-            .args(&libraries),
+            .args(libraries),
         180,
     );
     let _ = server.kill();
@@ -219,9 +213,6 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     for library in ["wb ", "apify ", "b24 ", "ozon "] {
-        if library == "wb " && specs.is_none() {
-            continue;
-        }
         assert!(
             checks
                 .iter()
@@ -244,7 +235,7 @@ fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
     };
     let data = std::env::temp_dir().join(format!("apistend-keepalive-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
-    let (mut server, base) = serve(&data, None);
+    let (mut server, base) = serve(&data);
     let out = Command::new(&python)
         .arg(repo().join("tests/compat/keepalive.py"))
         .args([&base, "compat-key", ADMIN, "20"])
@@ -282,11 +273,10 @@ fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
         Ok(d) => d,
         Err(why) => return unavailable(&why),
     };
-    // WB's answers come from its specs: the SDK parses them into its models.
-    let specs = apistend_testkit::wb_specs();
+    // WB's answers come from the embedded import of its specs: the SDK parses them.
     let data = std::env::temp_dir().join(format!("apistend-fixed-hosts-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
-    let (mut server, base) = serve(&data, specs.as_deref());
+    let (mut server, base) = serve(&data);
     let ca = data.join("apistend-ca.pem");
     let ca = ca.to_str().unwrap();
     let mut checks: Vec<serde_json::Value> = Vec::new();
@@ -344,17 +334,15 @@ fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
         "detail": format!("{status} {out} {err}"),
     }));
 
-    if specs.is_some() {
-        let mut cmd = Command::new(&python);
-        cmd.arg(repo().join("tests/compat/fixed_hosts.py"))
-            .arg("compat-key");
-        with_env(&mut cmd, &[("HTTPS_PROXY", &base), ("SSL_CERT_FILE", ca)]);
-        let (status, out, err) = run_bounded(&mut cmd, 120);
-        if !status.success() {
-            failures.push_str(&format!("wildberries-sdk: {status}\n{out}\n{err}\n"));
-        }
-        checks.extend(out.lines().filter_map(|l| serde_json::from_str(l).ok()));
+    let mut cmd = Command::new(&python);
+    cmd.arg(repo().join("tests/compat/fixed_hosts.py"))
+        .arg("compat-key");
+    with_env(&mut cmd, &[("HTTPS_PROXY", &base), ("SSL_CERT_FILE", ca)]);
+    let (status, out, err) = run_bounded(&mut cmd, 120);
+    if !status.success() {
+        failures.push_str(&format!("wildberries-sdk: {status}\n{out}\n{err}\n"));
     }
+    checks.extend(out.lines().filter_map(|l| serde_json::from_str(l).ok()));
 
     let mut cmd = Command::new("node");
     cmd.current_dir(&node)
@@ -375,18 +363,14 @@ fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
     let report: Vec<String> = checks.iter().map(ToString::to_string).collect();
     let report = report.join("\n");
     assert!(failures.is_empty(), "{failures}{report}");
-    let mut wanted = vec![
+    let wanted = [
         "curl --proxy",
         "curl to a host",
         "b24jssdk user.current",
         "b24jssdk batch of two",
+        "wb-sdk new click-and-collect",
+        "wb-sdk rate-limit exceedance",
     ];
-    if specs.is_some() {
-        wanted.extend([
-            "wb-sdk new click-and-collect",
-            "wb-sdk rate-limit exceedance",
-        ]);
-    }
     for w in wanted {
         assert!(
             checks

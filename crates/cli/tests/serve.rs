@@ -393,3 +393,73 @@ fn tls_listener_and_ca_command_share_the_data_directorys_authority() {
     drop(server);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `apistend serve` with no spec flag and no files beside it answers every built-in service from
+/// the data embedded in the binary (WB from the committed import of its specs).
+#[test]
+fn without_any_spec_flag_every_service_answers_from_embedded_data() {
+    let data = temp_dir("embedded");
+    let server = serve(&data, &["--demo-key", "embedded-demo-key"]);
+    assert!(
+        server
+            .banner
+            .iter()
+            .any(|l| l == "WB operations answered from specs: 299"),
+        "{:?}",
+        server.banner
+    );
+    let key = "embedded-demo-key";
+    let bearer = format!("Authorization: Bearer {key}");
+    let wb = format!("Authorization: {key}");
+    let api_key = format!("Api-Key: {key}");
+    let checks: [(&str, &str, &[&str], &str); 7] = [
+        ("GET", "/wb/api/v3/warehouses", &[&wb], "\"officeId\""),
+        ("GET", "/apify/v2/users/me", &[&bearer], "\"data\""),
+        (
+            "POST",
+            "/ozon/v1/warehouse/list",
+            &["Client-Id: 1", &api_key],
+            "\"warehouse_id\"",
+        ),
+        (
+            "POST",
+            "/b24/rest/1/embedded-demo-key/user.current.json",
+            &[],
+            "\"ID\"",
+        ),
+        ("GET", "/ymarket/v2/campaigns", &[&api_key], "\"campaigns\""),
+        ("GET", "/amocrm/api/v4/leads", &[&bearer], "\"leads\""),
+        (
+            "GET",
+            "/moysklad/api/remap/1.2/entity/product",
+            &[&bearer],
+            "\"meta\"",
+        ),
+    ];
+    for (method, path, headers, wanted) in checks {
+        let mut cmd = Command::new("curl");
+        cmd.args([
+            "--silent",
+            "--max-time",
+            "10",
+            "-X",
+            method,
+            "-H",
+            "X-Mock-Delay: 0",
+        ]);
+        for h in headers {
+            cmd.args(["-H", h]);
+        }
+        let out = match cmd.arg(format!("{}{path}", server.base)).output() {
+            Ok(out) => out,
+            Err(e) => {
+                assert!(!apistend_testkit::in_ci(), "curl is needed in CI: {e}");
+                return;
+            }
+        };
+        let body = String::from_utf8_lossy(&out.stdout);
+        assert!(body.contains(wanted), "{method} {path}: {body}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -30,6 +30,8 @@ pub(crate) struct Call {
     pub(crate) body: Option<serde_json::Value>,
     /// Methods of a `batch` blocked by their operating-time budget (filled by the pipeline).
     pub(crate) blocked: Vec<String>,
+    /// Whether the request had a body at all (JSON or not: multipart uploads, octet streams).
+    pub(crate) has_body: bool,
 }
 
 impl Call {
@@ -72,6 +74,7 @@ impl Call {
             query,
             body: body_json,
             blocked: Vec::new(),
+            has_body: !body.is_empty(),
         };
         // What differs between services is in their definitions: the hosts a path may name, the
         // webhook path form, and the credential channels in the order they are tried.

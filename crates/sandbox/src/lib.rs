@@ -298,10 +298,11 @@ impl Sandbox {
             Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
             None => Store::from(MemoryStore::new()),
         };
-        let specs = match &config.wb_openapi {
-            Some(dir) => Some(WbSpecs::load(dir)?),
-            None => None,
-        };
+        // WB's answers: newer specs when given, else the committed import embedded in the binary.
+        let specs = Some(match &config.wb_openapi {
+            Some(dir) => WbSpecs::load(dir)?,
+            None => WbSpecs::embedded()?,
+        });
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
         let sync = match &config.redis {
@@ -403,7 +404,7 @@ impl Sandbox {
         self.generated_token.as_deref()
     }
 
-    /// Number of WB operations answered from specs (0 without `--wb-openapi`).
+    /// Number of WB operations answered from specs (the embedded import's, or `--wb-openapi`'s).
     pub fn spec_operations(&self) -> usize {
         self.state.spec_operations
     }

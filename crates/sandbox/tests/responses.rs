@@ -16,6 +16,76 @@ mod support;
 
 use serde_json::Value;
 
+/// The embedded answers are exactly what the import makes of WB's official specs.
+#[test]
+fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
+    let Some(specs) = support::wb_specs() else {
+        return;
+    };
+    let fresh = apistend_sandbox::WbSpecs::load(&specs)
+        .unwrap()
+        .to_file_bytes();
+    let committed = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/wb-answers.json.zlib"),
+    )
+    .unwrap();
+    assert!(
+        fresh == committed,
+        "crates/sandbox/data/wb-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \
+         import-wb-openapi ../shared/wb-openapi -o crates/catalog/data/wb.json --answers \
+         crates/sandbox/data/wb-answers.json.zlib`"
+    );
+    let embedded = apistend_sandbox::WbSpecs::embedded().unwrap();
+    assert_eq!(embedded.len(), 299);
+    assert_eq!(
+        embedded.to_file_bytes(),
+        committed,
+        "the file reads back whole"
+    );
+}
+
+/// Without `--wb-openapi`, WB answers from the embedded import: spec examples, parameter checks.
+#[tokio::test]
+async fn wb_answers_from_the_embedded_import_without_any_spec_directory() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let r = c
+        .get(format!("{}/wb/api/v3/warehouses", s.base))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body[0]["id"].is_number() && body[0]["name"].is_string(),
+        "{body}"
+    );
+    let r = c
+        .get(format!(
+            "{}/wb/statistics-api/api/v1/supplier/incomes",
+            s.base
+        ))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "dateFrom is required");
+    // A required body that is not JSON (a multipart upload) is accepted.
+    let r = c
+        .post(format!("{}/wb/content-api/content/v3/media/file", s.base))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .header("Content-Type", "multipart/form-data; boundary=x")
+        .body("--x\r\nContent-Disposition: form-data; name=\"uploadfile\"; filename=\"a.jpg\"\r\n\r\nJPEG\r\n--x--\r\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+}
+
 #[tokio::test]
 async fn wb_answers_from_all_fourteen_specs() {
     let Some(specs) = support::wb_specs() else {

@@ -144,6 +144,7 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
             query: crate::call::parse_query(params),
             body: None,
             blocked: Vec::new(),
+            has_body: false,
         };
         if call.blocked.iter().any(|b| b == method) {
             errors.insert(

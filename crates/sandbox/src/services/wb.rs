@@ -1,6 +1,7 @@
-//! Wildberries: with `--wb-openapi DIR`, every operation answers with its spec's example and its
-//! required parameters are checked (a missing one is WB's own 400); without specs, a minimal valid
-//! answer.
+//! Wildberries: every operation answers with its spec's example and its required parameters are
+//! checked (a missing one is WB's own 400). The answers come from the committed import of WB's
+//! specs (`data/wb-answers.json.zlib`, embedded; `apistend catalog import-wb-openapi DIR
+//! --answers FILE` regenerates it), or from newer specs given with `--wb-openapi DIR`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,13 +13,34 @@ use super::{Refusal, Success};
 use crate::call::Call;
 use crate::error::SandboxError;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct SpecOp {
     status: u16,
     example: Value,
     required_query: Vec<String>,
     body_required: bool,
 }
+
+/// One operation in the answers file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecRecord {
+    method: String,
+    path: String,
+    #[serde(flatten)]
+    op: SpecOp,
+}
+
+/// The answers file: what the import makes of the specs, in path order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    format: u32,
+    operations: Vec<SpecRecord>,
+}
+
+/// The committed answers of WB's specs, zlib-compressed JSON.
+const EMBEDDED: &[u8] = include_bytes!("../../data/wb-answers.json.zlib");
 
 /// The examples and parameter rules of WB's specs.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +49,62 @@ pub struct WbSpecs {
 }
 
 impl WbSpecs {
+    /// The answers embedded in the binary: the committed import of WB's official specs.
+    ///
+    /// ```
+    /// let specs = apistend_sandbox::WbSpecs::embedded()?;
+    /// assert!(specs.len() > 290);
+    /// # Ok::<(), apistend_sandbox::SandboxError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] if the embedded file is corrupt (a build problem).
+    pub fn embedded() -> Result<Self, SandboxError> {
+        Self::from_file_bytes(EMBEDDED)
+    }
+
+    /// Reads an answers file as [`to_file_bytes`](Self::to_file_bytes) writes it.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for bytes that are not such a file.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, SandboxError> {
+        let bad = |e: String| SandboxError::Config(format!("WB answers file: {e}"));
+        let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
+            .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
+        let file: SpecFile = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
+        if file.format != 1 {
+            return Err(bad(format!("format {} (this build reads 1)", file.format)));
+        }
+        let mut specs = WbSpecs::default();
+        for r in file.operations {
+            let method =
+                Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
+            specs.ops.insert((method, r.path), r.op);
+        }
+        Ok(specs)
+    }
+
+    /// The answers file of these specs: JSON in path and method order, zlib-compressed (the
+    /// same specs always give the same bytes).
+    pub fn to_file_bytes(&self) -> Vec<u8> {
+        let mut operations: Vec<SpecRecord> = self
+            .ops
+            .iter()
+            .map(|((m, path), op)| SpecRecord {
+                method: m.as_str().to_owned(),
+                path: path.clone(),
+                op: op.clone(),
+            })
+            .collect();
+        operations.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
+        let file = SpecFile {
+            format: 1,
+            operations,
+        };
+        let json = serde_json::to_vec(&file).unwrap_or_default();
+        miniz_oxide::deflate::compress_to_vec_zlib(&json, 9)
+    }
+
     /// Loads every `*.yaml` of `dir`.
     ///
     /// # Errors
@@ -259,10 +337,9 @@ pub(crate) fn answer(
                 )));
             }
         }
-        if spec.body_required && call.body.is_none() {
-            return Err(Refusal::BadRequest(
-                "request body is required and must be valid JSON".into(),
-            ));
+        // Any body will do: some operations take multipart uploads or octet streams.
+        if spec.body_required && !call.has_body {
+            return Err(Refusal::BadRequest("request body is required".into()));
         }
         return Ok(Success::new(spec.status, spec.example.clone()));
     }
