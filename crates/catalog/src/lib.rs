@@ -16,6 +16,7 @@
 //! ```
 
 pub mod amocrm_import;
+pub mod apify_import;
 pub mod definition;
 mod error;
 mod export;

@@ -253,6 +253,55 @@ fn the_committed_amocrm_definition_is_what_its_importer_generates() {
     );
 }
 
+/// Every operation of Apify's official OpenAPI, in its documented limit class, under its current
+/// `/v2/actors/…` path and the deprecated `/v2/acts/…` one.
+#[test]
+fn the_committed_apify_definition_is_what_its_importer_generates() {
+    regenerates(
+        "apify.toml",
+        "apify/openapi.yaml",
+        apistend_catalog::apify_import::import,
+    );
+    let c = Catalog::builtin().unwrap();
+    let apify = c.service(ServiceId::APIFY).unwrap();
+    let distinct: std::collections::BTreeSet<(Method, String)> = apify
+        .operations
+        .iter()
+        .filter(|o| !o.path.starts_with("/v2/acts"))
+        .map(|o| (o.method, o.path.clone()))
+        .collect();
+    assert_eq!(distinct.len(), 231);
+    for (method, path, group) in [
+        (Method::Get, "/v2/key-value-stores/s1/keys", "resource"),
+        (
+            Method::Get,
+            "/v2/key-value-stores/s1/records/k",
+            "kv-records",
+        ),
+        (Method::Post, "/v2/acts/a1/runs", "runs-datasets"),
+        (Method::Post, "/v2/actors/a1/runs", "runs-datasets"),
+        (
+            Method::Post,
+            "/v2/request-queues/q1/requests",
+            "rq-requests",
+        ),
+        (
+            Method::Post,
+            "/v2/request-queues/q1/requests/batch",
+            "rq-batch",
+        ),
+        (Method::Post, "/v2/request-queues/q1/head/lock", "rq-batch"),
+    ] {
+        let hit = c.resolve(ServiceId::APIFY, method, path, None).unwrap();
+        let op = hit.operation.unwrap_or_else(|| panic!("{method} {path}"));
+        assert_eq!(
+            apify.groups[hit.groups[0]].id, group,
+            "{method} {path} ({})",
+            op.path
+        );
+    }
+}
+
 /// Quotas against the official source: every operation of the spec's x-resource-limit-config
 /// has its group with the `none` tier's numbers, split per campaign or business.
 #[test]

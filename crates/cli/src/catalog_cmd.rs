@@ -57,6 +57,19 @@ enum CatalogCommand {
         #[arg(long)]
         definition: PathBuf,
     },
+    /// Regenerate the operations of an Apify definition from its official OpenAPI (see
+    /// ../shared/specs/apify): everything above the definition's marker line is kept.
+    ImportApify {
+        /// The OpenAPI document (openapi.yaml).
+        spec: PathBuf,
+        /// The definition to rewrite (services/apify.toml).
+        #[arg(long)]
+        definition: PathBuf,
+        /// Also write the sandbox's answers of every operation here (the embedded
+        /// `crates/sandbox/data/apify-answers.json.zlib`).
+        #[arg(long)]
+        answers: Option<PathBuf>,
+    },
     /// Regenerate the limit groups and operations of a Yandex Market definition from
     /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
     ImportYandexMarket {
@@ -68,6 +81,13 @@ enum CatalogCommand {
     },
 }
 
+/// Writes the answers file of the OpenAPI documents (`*.yaml`) of `dir` to `path`.
+fn write_answers(dir: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
+    let specs = apistend_sandbox::SpecAnswers::load(dir)?;
+    std::fs::write(path, specs.to_file_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
     match args.command {
         Some(CatalogCommand::ImportWbOpenapi {
@@ -76,9 +96,7 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             answers,
         }) => {
             if let Some(path) = &answers {
-                let specs = apistend_sandbox::WbSpecs::load(&dir)?;
-                std::fs::write(path, specs.to_file_bytes())
-                    .with_context(|| format!("writing {}", path.display()))?;
+                write_answers(&dir, path)?;
             }
             return import(&dir, output);
         }
@@ -91,6 +109,16 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 &definition,
                 apistend_catalog::amocrm_import::import,
             );
+        }
+        Some(CatalogCommand::ImportApify {
+            spec,
+            definition,
+            answers,
+        }) => {
+            if let Some(path) = &answers {
+                write_answers(spec.parent().unwrap_or(std::path::Path::new(".")), path)?;
+            }
+            return regenerate(&spec, &definition, apistend_catalog::apify_import::import);
         }
         Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
             return regenerate(

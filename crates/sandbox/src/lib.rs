@@ -45,7 +45,7 @@ use axum::extract::State;
 use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
-pub use services::wb::WbSpecs;
+pub use services::wb::SpecAnswers;
 pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
     Tenants, new_key,
@@ -300,8 +300,8 @@ impl Sandbox {
         };
         // WB's answers: newer specs when given, else the committed import embedded in the binary.
         let specs = Some(match &config.wb_openapi {
-            Some(dir) => WbSpecs::load(dir)?,
-            None => WbSpecs::embedded()?,
+            Some(dir) => SpecAnswers::load(dir)?,
+            None => SpecAnswers::embedded()?,
         });
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
@@ -341,7 +341,7 @@ impl Sandbox {
             .filter_map(|s| Some((s.id, operating::Operating::new(s.operating_budget?))))
             .collect();
         let metrics = metrics::Metrics::new(&catalog);
-        let spec_operations = specs.as_ref().map_or(0, WbSpecs::len);
+        let spec_operations = specs.as_ref().map_or(0, SpecAnswers::len);
         let answers = catalog
             .services()
             .iter()
@@ -349,9 +349,9 @@ impl Sandbox {
                 let specs = (s.answers == apistend_catalog::AnswerSource::OpenApiExamples)
                     .then(|| specs.clone())
                     .flatten();
-                (s.id, services::source::of(s.answers, specs))
+                Ok((s.id, services::source::of(s.answers, specs)?))
             })
-            .collect();
+            .collect::<Result<_, SandboxError>>()?;
         let ca = tls::LocalCa::open(config.ca_dir.as_deref().unwrap_or(&config.data_dir))?;
         let names = Arc::clone(&catalog);
         let tls = tls::Tls::new(tls::Certificates::new(

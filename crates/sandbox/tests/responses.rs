@@ -22,7 +22,7 @@ fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
     let Some(specs) = support::wb_specs() else {
         return;
     };
-    let fresh = apistend_sandbox::WbSpecs::load(&specs)
+    let fresh = apistend_sandbox::SpecAnswers::load(&specs)
         .unwrap()
         .to_file_bytes();
     let committed = std::fs::read(
@@ -35,7 +35,7 @@ fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
          import-wb-openapi ../shared/wb-openapi -o crates/catalog/data/wb.json --answers \
          crates/sandbox/data/wb-answers.json.zlib`"
     );
-    let embedded = apistend_sandbox::WbSpecs::embedded().unwrap();
+    let embedded = apistend_sandbox::SpecAnswers::embedded().unwrap();
     assert_eq!(embedded.len(), 299);
     assert_eq!(
         embedded.to_file_bytes(),
@@ -91,7 +91,7 @@ async fn wb_answers_from_all_fourteen_specs() {
     let Some(specs) = support::wb_specs() else {
         return;
     };
-    let loaded = apistend_sandbox::WbSpecs::load(&specs).unwrap();
+    let loaded = apistend_sandbox::SpecAnswers::load(&specs).unwrap();
     assert!(loaded.len() >= 299, "{} operations", loaded.len());
     let s = support::start(|c| c.with_wb_openapi(&specs)).await;
     let c = support::client();
@@ -274,4 +274,102 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
     let r = ozon("/v9/unknown").send().await.unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(r.json::<Value>().await.unwrap()["code"], 5);
+}
+
+/// The embedded Apify answers are exactly what the import makes of its official OpenAPI.
+#[test]
+fn the_embedded_apify_answers_are_what_the_import_makes_of_the_openapi() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/specs/apify");
+    if !dir.exists() {
+        assert!(
+            !apistend_testkit::in_ci(),
+            "{} is missing in CI",
+            dir.display()
+        );
+        eprintln!("SKIP: {} not found", dir.display());
+        return;
+    }
+    let fresh = apistend_sandbox::SpecAnswers::load(&dir)
+        .unwrap()
+        .to_file_bytes();
+    let committed = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/apify-answers.json.zlib"),
+    )
+    .unwrap();
+    assert!(
+        fresh == committed,
+        "crates/sandbox/data/apify-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \\
+         import-apify ../shared/specs/apify/openapi.yaml --definition services/apify.toml --answers \\
+         crates/sandbox/data/apify-answers.json.zlib`"
+    );
+}
+
+/// Every operation of Apify's description answers 2xx, under `/v2/actors/…` and the deprecated
+/// `/v2/acts/…`, sent as a client sends it (path parameters filled, required query parameters
+/// added when the answer names one, a JSON body on writes).
+#[tokio::test]
+async fn every_apify_operation_answers_under_its_current_and_deprecated_paths() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let apify = catalog.service(apistend_catalog::ServiceId::APIFY).unwrap();
+    let mut answered = 0;
+    let mut failed = Vec::new();
+    for (i, op) in apify.operations.iter().enumerate() {
+        let path: String = op
+            .path
+            .split('/')
+            .map(|seg| {
+                if seg.starts_with('{') {
+                    format!("r{i}")
+                } else {
+                    seg.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        let method = reqwest::Method::from_bytes(op.method.as_str().as_bytes()).unwrap();
+        let mut query: Vec<(String, String)> = Vec::new();
+        let status = loop {
+            let mut r = c
+                .request(method.clone(), format!("{}/apify{path}", s.base))
+                .header("Authorization", format!("Bearer {}", s.key))
+                .header("X-Mock-Delay", "0")
+                .query(&query);
+            // Writes carry a body; so does a batch delete (its body lists the requests).
+            let writes = matches!(
+                op.method,
+                apistend_catalog::Method::Post | apistend_catalog::Method::Put
+            );
+            if writes || op.path.ends_with("/batch") {
+                r = r.json(&serde_json::json!({}));
+            }
+            let resp = r.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            let missing = text
+                .split("parameter \\\"")
+                .nth(1)
+                .and_then(|rest| rest.split("\\\"").next())
+                .map(str::to_owned);
+            match missing {
+                Some(name) if status == 400 && query.len() < 8 => query.push((name, "1".into())),
+                _ => break (status, text),
+            }
+        };
+        if (200..300).contains(&status.0) {
+            answered += 1;
+        } else {
+            failed.push(format!(
+                "{} {} → {} {}",
+                op.method, op.path, status.0, status.1
+            ));
+        }
+    }
+    eprintln!(
+        "Apify: {answered} of {} operation paths answered 2xx",
+        apify.operations.len()
+    );
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(answered >= 231 + 60, "{answered}");
 }

@@ -1,4 +1,6 @@
-//! Apify API v2: the user, datasets and their items, key-value records, actor runs.
+//! Apify API v2: answers that depend on the request (the user, datasets and their items,
+//! key-value records, actor runs); every other operation answers with its example in Apify's
+//! official OpenAPI (`data/apify-answers.json.zlib`, embedded).
 
 use apistend_catalog::{Method, Operation};
 use serde_json::{Value, json};
@@ -56,10 +58,29 @@ fn dataset_items(call: &Call) -> Success {
     s
 }
 
-/// The answer of `op` for `call`.
-pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
+/// The committed answers of Apify's official OpenAPI, zlib-compressed JSON.
+const EMBEDDED: &[u8] = include_bytes!("../../data/apify-answers.json.zlib");
+
+/// Apify's answers from its OpenAPI, as embedded.
+pub(crate) fn embedded() -> Result<super::wb::SpecAnswers, crate::SandboxError> {
+    super::wb::SpecAnswers::from_file_bytes(EMBEDDED)
+}
+
+/// The current path of an operation: the deprecated `/v2/acts/…` is `/v2/actors/…`.
+pub(crate) fn current_path(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/v2/acts") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            format!("/v2/actors{rest}").into()
+        }
+        _ => path.into(),
+    }
+}
+
+/// The answer of `op` for `call`, for the operations whose answer depends on the request;
+/// `None` for the others (their OpenAPI example answers).
+pub(crate) fn answer(op: &Operation, call: &Call) -> Option<Success> {
     let p = |n| param(op, &call.path, n);
-    let body = match (op.method, op.path.as_str()) {
+    let body = match (op.method, current_path(&op.path).as_ref()) {
         (Method::Get, "/v2/users/me") => json!({"data": {
             "id": "apistendUser01", "username": "apistend", "email": "demo@apistend.local", "isPaying": true,
             "profile": {"name": "APIStend Demo"}, "createdAt": "2026-01-01T00:00:00.000Z",
@@ -75,36 +96,42 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
         (Method::Get, "/v2/datasets")
         | (Method::Get, "/v2/key-value-stores")
         | (Method::Get, "/v2/actor-runs")
-        | (Method::Get, "/v2/acts/{actorId}/runs") => {
+        | (Method::Get, "/v2/actors/{actorId}/runs") => {
             json!({"data": {"total": 0, "offset": 0, "limit": 1000, "count": 0, "desc": false, "items": []}})
         }
         (Method::Post, "/v2/datasets") => {
-            return Success::new(
+            return Some(Success::new(
                 201,
                 json!({"data": {"id": crate::tenants::new_id("ds"), "name": null, "itemCount": 0}}),
-            );
+            ));
         }
         (Method::Get, "/v2/datasets/{datasetId}") => {
             json!({"data": {"id": p("datasetId"), "itemCount": 2, "cleanItemCount": 2}})
         }
-        (Method::Get, "/v2/datasets/{datasetId}/items") => return dataset_items(call),
+        (Method::Get, "/v2/datasets/{datasetId}/items") => return Some(dataset_items(call)),
         (Method::Post, "/v2/datasets/{datasetId}/items") => {
-            return Success::new(201, json!({}));
+            return Some(Success::new(201, json!({})));
         }
         (Method::Get, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
             json!({"key": p("recordKey"), "value": "stored by apistend"})
         }
         (Method::Put | Method::Post, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
-            return Success::new(201, json!({}));
+            return Some(Success::new(201, json!({})));
         }
         (Method::Delete, "/v2/key-value-stores/{storeId}/records/{recordKey}") => {
-            return Success::new(204, Value::Null);
+            return Some(Success::new(204, Value::Null));
         }
-        (Method::Post, "/v2/acts/{actorId}/runs") => {
-            return Success::new(201, run(&crate::tenants::new_id("run"), p("actorId")));
+        (Method::Post, "/v2/actors/{actorId}/runs") => {
+            return Some(Success::new(
+                201,
+                run(&crate::tenants::new_id("run"), p("actorId")),
+            ));
         }
         (Method::Post, "/v2/actor-tasks/{actorTaskId}/runs") => {
-            return Success::new(201, run(&crate::tenants::new_id("run"), "task-actor"));
+            return Some(Success::new(
+                201,
+                run(&crate::tenants::new_id("run"), "task-actor"),
+            ));
         }
         (Method::Get, "/v2/actor-runs/{runId}") => {
             let mut r = run(p("runId"), "actor");
@@ -113,7 +140,7 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Success {
             }
             r
         }
-        _ => json!({"data": {}}),
+        _ => return None,
     };
-    Success::ok(body)
+    Some(Success::ok(body))
 }

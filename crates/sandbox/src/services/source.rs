@@ -3,7 +3,7 @@
 
 use apistend_catalog::{AnswerSource, Operation, Service};
 
-use super::wb::WbSpecs;
+use super::wb::SpecAnswers;
 use super::{Refusal, Success, apify, b24, ozon, wb};
 use crate::call::Call;
 
@@ -25,18 +25,24 @@ pub(crate) trait Answers: Send + Sync {
 }
 
 /// The implementation of `source`; `specs` feeds [`AnswerSource::OpenApiExamples`].
-pub(crate) fn of(source: AnswerSource, specs: Option<WbSpecs>) -> Box<dyn Answers> {
-    match source {
+///
+/// # Errors
+/// When an embedded answers file is corrupt (a build problem).
+pub(crate) fn of(
+    source: AnswerSource,
+    specs: Option<SpecAnswers>,
+) -> Result<Box<dyn Answers>, crate::SandboxError> {
+    Ok(match source {
         AnswerSource::OpenApiExamples => Box::new(OpenApi(specs)),
         AnswerSource::B24Methods => Box::new(B24Methods),
-        AnswerSource::ApifyResources => Box::new(ApifyResources),
+        AnswerSource::ApifyResources => Box::new(ApifyResources(apify::embedded()?)),
         AnswerSource::OzonFixtures => Box::new(OzonFixtures),
         AnswerSource::Fixtures => Box::new(Fixtures),
         _ => Box::new(Nothing),
-    }
+    })
 }
 
-struct OpenApi(Option<WbSpecs>);
+struct OpenApi(Option<SpecAnswers>);
 
 impl Answers for OpenApi {
     fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
@@ -71,11 +77,20 @@ impl Answers for B24Methods {
     }
 }
 
-struct ApifyResources;
+/// Apify: the answers that depend on the request, then its OpenAPI's examples.
+struct ApifyResources(SpecAnswers);
 
 impl Answers for ApifyResources {
     fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
-        Some(Ok(apify::answer(op, call)))
+        if let Some(s) = apify::answer(op, call) {
+            return Some(Ok(s));
+        }
+        let path = apify::current_path(&op.path);
+        Some(
+            self.0
+                .answer(op.method, &path, call)
+                .unwrap_or_else(|| Ok(Success::ok(serde_json::json!({"data": {}})))),
+        )
     }
 }
 

@@ -42,17 +42,19 @@ struct SpecFile {
 /// The committed answers of WB's specs, zlib-compressed JSON.
 const EMBEDDED: &[u8] = include_bytes!("../../data/wb-answers.json.zlib");
 
-/// The examples and parameter rules of WB's specs.
+/// The answers of an OpenAPI description: each operation's first 2xx status and example (or one
+/// built from its schema), and its required query parameters and body. WB's come from its 14
+/// specs, Apify's from its official document.
 #[derive(Debug, Clone, Default)]
-pub struct WbSpecs {
+pub struct SpecAnswers {
     ops: HashMap<(Method, String), SpecOp>,
 }
 
-impl WbSpecs {
-    /// The answers embedded in the binary: the committed import of WB's official specs.
+impl SpecAnswers {
+    /// WB's answers embedded in the binary: the committed import of its official specs.
     ///
     /// ```
-    /// let specs = apistend_sandbox::WbSpecs::embedded()?;
+    /// let specs = apistend_sandbox::SpecAnswers::embedded()?;
     /// assert!(specs.len() > 290);
     /// # Ok::<(), apistend_sandbox::SandboxError>(())
     /// ```
@@ -68,14 +70,14 @@ impl WbSpecs {
     /// # Errors
     /// [`SandboxError::Config`] for bytes that are not such a file.
     pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("WB answers file: {e}"));
+        let bad = |e: String| SandboxError::Config(format!("answers file: {e}"));
         let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
             .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
         let file: SpecFile = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
         if file.format != 1 {
             return Err(bad(format!("format {} (this build reads 1)", file.format)));
         }
-        let mut specs = WbSpecs::default();
+        let mut specs = SpecAnswers::default();
         for r in file.operations {
             let method =
                 Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
@@ -105,13 +107,13 @@ impl WbSpecs {
         miniz_oxide::deflate::compress_to_vec_zlib(&json, 9)
     }
 
-    /// Loads every `*.yaml` of `dir`.
+    /// Loads every `*.yaml` of `dir` (one OpenAPI document per file).
     ///
     /// # Errors
     /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
     pub fn load(dir: &Path) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("--wb-openapi {}: {e}", dir.display()));
-        let mut specs = WbSpecs::default();
+        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", dir.display()));
+        let mut specs = SpecAnswers::default();
         for (name, yaml) in
             apistend_catalog::wb_import::read_specs(dir).map_err(|e| bad(e.to_string()))?
         {
@@ -323,25 +325,40 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
     }
 }
 
-/// The answer of `op` for `call`: from the specs when loaded, else minimal.
-pub(crate) fn answer(
-    specs: Option<&WbSpecs>,
-    op: &Operation,
-    call: &Call,
-) -> Result<Success, Refusal> {
-    if let Some(spec) = specs.and_then(|s| s.ops.get(&(op.method, op.path.clone()))) {
+impl SpecAnswers {
+    /// The answer of `method path` (an operation's path template) for `call`: its required
+    /// query parameters and body checked (a missing one is the service's 400), then its
+    /// example; `None` for an operation the description does not have.
+    pub(crate) fn answer(
+        &self,
+        method: Method,
+        path: &str,
+        call: &Call,
+    ) -> Option<Result<Success, Refusal>> {
+        let spec = self.ops.get(&(method, path.to_owned()))?;
         for name in &spec.required_query {
             if !call.query.iter().any(|(k, _)| k == name) {
-                return Err(Refusal::BadRequest(format!(
+                return Some(Err(Refusal::BadRequest(format!(
                     "parameter \"{name}\" is required"
-                )));
+                ))));
             }
         }
         // Any body will do: some operations take multipart uploads or octet streams.
         if spec.body_required && !call.has_body {
-            return Err(Refusal::BadRequest("request body is required".into()));
+            return Some(Err(Refusal::BadRequest("request body is required".into())));
         }
-        return Ok(Success::new(spec.status, spec.example.clone()));
+        Some(Ok(Success::new(spec.status, spec.example.clone())))
+    }
+}
+
+/// The answer of WB's `op` for `call`: from the specs, else minimal.
+pub(crate) fn answer(
+    specs: Option<&SpecAnswers>,
+    op: &Operation,
+    call: &Call,
+) -> Result<Success, Refusal> {
+    if let Some(found) = specs.and_then(|s| s.answer(op.method, &op.path, call)) {
+        return found;
     }
     if op.path == "/ping" {
         return Ok(Success::ok(
