@@ -1,7 +1,8 @@
 //! Unmodified popular client libraries of each service against `apistend serve`: changing only
 //! their base URL (wildberries-api, apify-client, fast-bitrix24, ozon-api; `tests/compat/clients.py`)
 //! or, for libraries whose hosts are fixed, only the proxy and CA environment variables
-//! (wildberries-sdk, `@bitrix24/b24jssdk`, curl; `fixed_hosts.py`, `b24jssdk.mjs`). The Python
+//! (wildberries-sdk, `@bitrix24/b24jssdk`, curl; `fixed_hosts.py`, `b24jssdk.mjs`), and the
+//! JavaScript `apify-client` by its base URL (`apify_client.mjs`). The Python
 //! libraries (`tests/compat/requirements.txt`) go into a virtual environment and the Node ones
 //! (`tests/compat/package.json` and its lock) into a directory under `target/tmp` on first run,
 //! from PyPI and npm; without them the tests are skipped loudly, except in CI, where they must run.
@@ -102,8 +103,9 @@ fn node_modules() -> Result<PathBuf, String> {
         std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
     }
     // ESM resolves packages from the script's own directory: the scripts run from here.
-    std::fs::copy(compat.join("b24jssdk.mjs"), dir.join("b24jssdk.mjs"))
-        .map_err(|e| e.to_string())?;
+    for script in ["b24jssdk.mjs", "apify_client.mjs"] {
+        std::fs::copy(compat.join(script), dir.join(script)).map_err(|e| e.to_string())?;
+    }
     Ok(dir)
 }
 
@@ -381,4 +383,45 @@ fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
     }
     assert!(checks.iter().all(|c| c["ok"] == true), "{report}");
     eprintln!("{} fixed-host client checks passed", checks.len());
+}
+
+/// Apify's official JavaScript client, changing only its base URL: actors listed, fetched,
+/// started and called (the client waits for the run), key-value store keys listed.
+#[test]
+fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
+    let node = match node_modules() {
+        Ok(d) => d,
+        Err(why) => return unavailable(&why),
+    };
+    let data = std::env::temp_dir().join(format!("apistend-apify-js-{}", std::process::id()));
+    std::fs::create_dir_all(&data).unwrap();
+    let (mut server, base) = serve(&data);
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&node)
+        .args(["apify_client.mjs", &base, "compat-key"]);
+    with_env(&mut cmd, &[]);
+    let (status, out, err) = run_bounded(&mut cmd, 120);
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    let checks: Vec<serde_json::Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for w in [
+        "actors().list()",
+        "actor().get()",
+        "actor().start()",
+        "actor().call()",
+        "keyValueStore().listKeys()",
+    ] {
+        assert!(
+            checks
+                .iter()
+                .any(|c| c["check"].as_str().unwrap_or("").contains(w)),
+            "no check {w} in\n{out}"
+        );
+    }
+    assert!(checks.iter().all(|c| c["ok"] == true), "{out}");
 }
