@@ -248,6 +248,9 @@ pub struct Operation {
     pub method: Method,
     /// The path template, parameters in braces: `/api/v3/stocks/{warehouseId}`.
     pub path: String,
+    /// The path its service's description names it by: the first of its definition's `paths`
+    /// (Apify's `/v2/actors/…` for the deprecated `/v2/acts/…`).
+    pub spec_path: String,
     /// Indices into [`Service::groups`], most specific first. Every group takes its tokens.
     pub groups: Vec<usize>,
     /// Tokens an answer with a given status costs in all (WB: a `409` costs 10, or 33).
@@ -523,6 +526,8 @@ pub struct Service {
     pub batch_max: Option<u32>,
     /// Where its successful answers come from.
     pub answers: AnswerSource,
+    /// The embedded OpenAPI examples that answer what `answers` does not (by name).
+    pub examples: Option<String>,
     /// The hosts of the real service, for services with several (WB), short names first: the
     /// sandbox accepts `/{prefix}/{short}/…` as the base URL of that host.
     pub hosts: Vec<String>,

@@ -74,6 +74,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 also_hosts: op.also_hosts.clone(),
                 method,
                 path: op.path.clone(),
+                spec_path: op.path.clone(),
                 groups: Vec::new(),
                 cost,
                 deprecated: op.deprecated,

@@ -209,6 +209,9 @@ pub(crate) struct AppState {
     pub(crate) tenants: Tenants,
     /// Each service's answer source, as its definition names it.
     pub(crate) answers: Vec<(ServiceId, Box<dyn services::source::Answers>)>,
+    /// Each service's OpenAPI examples (its definition's `examples`), for what its source does
+    /// not answer.
+    pub(crate) examples: Vec<(ServiceId, SpecAnswers)>,
     /// WB operations answered from specs (0 without `--wb-openapi`).
     pub(crate) spec_operations: usize,
     /// The operating-time budget of each service whose definition has one (Bitrix24's).
@@ -226,7 +229,17 @@ pub(crate) struct AppState {
     pub(crate) passthrough: bool,
 }
 
+/// WB specs given with `--wb-openapi`, which replace the embedded `wb` examples.
+struct WbSpecsOverride(SpecAnswers);
+
 impl AppState {
+    /// The OpenAPI examples of service `id`, if its definition names some.
+    pub(crate) fn examples_of(&self, id: ServiceId) -> Option<&SpecAnswers> {
+        self.examples
+            .iter()
+            .find_map(|(s, e)| (*s == id).then_some(e))
+    }
+
     /// The answer source of service `id`.
     pub(crate) fn answers_of(&self, id: ServiceId) -> Option<&dyn services::source::Answers> {
         self.answers
@@ -298,11 +311,11 @@ impl Sandbox {
             Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
             None => Store::from(MemoryStore::new()),
         };
-        // WB's answers: newer specs when given, else the committed import embedded in the binary.
-        let specs = Some(match &config.wb_openapi {
-            Some(dir) => SpecAnswers::load(dir)?,
-            None => SpecAnswers::embedded()?,
-        });
+        // `--wb-openapi DIR`: newer WB specs than the embedded `wb` examples.
+        let newer_wb = match &config.wb_openapi {
+            Some(dir) => Some(WbSpecsOverride(SpecAnswers::load(dir)?)),
+            None => None,
+        };
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
         let sync = match &config.redis {
@@ -341,17 +354,25 @@ impl Sandbox {
             .filter_map(|s| Some((s.id, operating::Operating::new(s.operating_budget?))))
             .collect();
         let metrics = metrics::Metrics::new(&catalog);
-        let spec_operations = specs.as_ref().map_or(0, SpecAnswers::len);
         let answers = catalog
             .services()
             .iter()
-            .map(|s| {
-                let specs = (s.answers == apistend_catalog::AnswerSource::OpenApiExamples)
-                    .then(|| specs.clone())
-                    .flatten();
-                Ok((s.id, services::source::of(s.answers, specs)?))
-            })
-            .collect::<Result<_, SandboxError>>()?;
+            .map(|s| (s.id, services::source::of(s.answers)))
+            .collect();
+        let mut examples = Vec::new();
+        for s in catalog.services() {
+            let Some(name) = &s.examples else { continue };
+            let set = match (&newer_wb, name.as_str()) {
+                (Some(WbSpecsOverride(newer)), "wb") => newer.clone(),
+                _ => services::examples::embedded(name)
+                    .map_err(|e| SandboxError::Config(format!("service {}: {e}", s.id)))?,
+            };
+            examples.push((s.id, set));
+        }
+        let spec_operations = examples
+            .iter()
+            .find(|(id, _)| catalog.service(*id).and_then(|s| s.examples.as_deref()) == Some("wb"))
+            .map_or(0, |(_, set)| set.len());
         let ca = tls::LocalCa::open(config.ca_dir.as_deref().unwrap_or(&config.data_dir))?;
         let names = Arc::clone(&catalog);
         let tls = tls::Tls::new(tls::Certificates::new(
@@ -359,6 +380,7 @@ impl Sandbox {
             Box::new(move |name| names.by_hostname(name).is_some()),
         )?)?;
         let state = AppState {
+            examples,
             tls,
             passthrough: config.passthrough,
             catalog,

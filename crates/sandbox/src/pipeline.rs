@@ -598,9 +598,15 @@ fn success(
     let Some(op) = resolved.operation else {
         return Answer::error(service, &ErrorKind::NotFound, &ctx());
     };
+    // The source's own answer first, then the service's OpenAPI examples.
     let result: Option<Result<Success, Refusal>> = state
         .answers_of(service.id)
-        .and_then(|source| source.answer(service, op, call));
+        .and_then(|source| source.answer(service, op, call))
+        .or_else(|| {
+            state
+                .examples_of(service.id)
+                .and_then(|e| e.answer(op.method, &op.spec_path, call))
+        });
     let content_type = service.content_type;
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),

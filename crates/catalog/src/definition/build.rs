@@ -213,11 +213,11 @@ pub(crate) fn build(
             Some(a) => Some(answer(src, a, &format!("{field}.answer"))?),
             None => None,
         };
-        if file.answers == AnswerSource::Fixtures && fixture.is_none() {
+        if file.answers == AnswerSource::Fixtures && fixture.is_none() && file.examples.is_none() {
             return Err(src.err(
                 o.method.span(),
                 &format!("{field}.answer"),
-                "answers = \"fixtures\": every operation writes its answer = { status, body }",
+                "answers = \"fixtures\" without `examples`: every operation writes its answer = { status, body }",
             ));
         }
         for path in &o.paths {
@@ -233,6 +233,7 @@ pub(crate) fn build(
                 also_hosts: Vec::new(),
                 method,
                 path: path.clone(),
+                spec_path: o.paths.first().unwrap_or(path).clone(),
                 groups: op_groups.clone(),
                 cost: cost.clone(),
                 deprecated: false,
@@ -366,6 +367,7 @@ pub(crate) fn build(
         operating_budget: file.operating_budget,
         batch_max: file.batch.map(|b| b.max),
         answers: file.answers,
+        examples: file.examples.clone(),
         hosts,
         hostnames,
         plans,

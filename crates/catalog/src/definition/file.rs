@@ -67,6 +67,11 @@ pub struct ServiceFile {
     pub lockout: Option<crate::model::Lockout>,
     /// Where its successful answers come from.
     pub answers: AnswerSource,
+    /// The examples of its official OpenAPI, embedded in the sandbox under this name (`wb`,
+    /// `apify`, `ozon`, `ymarket`): they answer every operation that `answers` gives no answer
+    /// of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<String>,
     /// Milliseconds every answer waits unless the request says otherwise.
     #[serde(default)]
     pub latency_ms: u32,

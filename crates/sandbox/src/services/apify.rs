@@ -1,6 +1,6 @@
 //! Apify API v2: answers that depend on the request (the user, datasets and their items,
 //! key-value records, actor runs); every other operation answers with its example in Apify's
-//! official OpenAPI (`data/apify-answers.json.zlib`, embedded).
+//! official OpenAPI (the embedded `apify` examples).
 
 use apistend_catalog::{Method, Operation};
 use serde_json::{Value, json};
@@ -58,29 +58,12 @@ fn dataset_items(call: &Call) -> Success {
     s
 }
 
-/// The committed answers of Apify's official OpenAPI, zlib-compressed JSON.
-const EMBEDDED: &[u8] = include_bytes!("../../data/apify-answers.json.zlib");
-
-/// Apify's answers from its OpenAPI, as embedded.
-pub(crate) fn embedded() -> Result<super::wb::SpecAnswers, crate::SandboxError> {
-    super::wb::SpecAnswers::from_file_bytes(EMBEDDED)
-}
-
-/// The current path of an operation: the deprecated `/v2/acts/…` is `/v2/actors/…`.
-pub(crate) fn current_path(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix("/v2/acts") {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            format!("/v2/actors{rest}").into()
-        }
-        _ => path.into(),
-    }
-}
-
 /// The answer of `op` for `call`, for the operations whose answer depends on the request;
 /// `None` for the others (their OpenAPI example answers).
 pub(crate) fn answer(op: &Operation, call: &Call) -> Option<Success> {
     let p = |n| param(op, &call.path, n);
-    let body = match (op.method, current_path(&op.path).as_ref()) {
+    // `spec_path`: the deprecated `/v2/acts/…` answers as the `/v2/actors/…` it names.
+    let body = match (op.method, op.spec_path.as_str()) {
         (Method::Get, "/v2/users/me") => json!({"data": {
             "id": "apistendUser01", "username": "apistend", "email": "demo@apistend.local", "isPaying": true,
             "profile": {"name": "APIStend Demo"}, "createdAt": "2026-01-01T00:00:00.000Z",

@@ -3,7 +3,6 @@
 
 use apistend_catalog::{AnswerSource, Operation, Service};
 
-use super::wb::SpecAnswers;
 use super::{Refusal, Success, apify, b24, ozon, wb};
 use crate::call::Call;
 
@@ -24,29 +23,25 @@ pub(crate) trait Answers: Send + Sync {
     }
 }
 
-/// The implementation of `source`; `specs` feeds [`AnswerSource::OpenApiExamples`].
-///
-/// # Errors
-/// When an embedded answers file is corrupt (a build problem).
-pub(crate) fn of(
-    source: AnswerSource,
-    specs: Option<SpecAnswers>,
-) -> Result<Box<dyn Answers>, crate::SandboxError> {
-    Ok(match source {
-        AnswerSource::OpenApiExamples => Box::new(OpenApi(specs)),
+/// The implementation of `source`. What it gives no answer of its own, the service's embedded
+/// OpenAPI examples (its definition's `examples`) answer.
+pub(crate) fn of(source: AnswerSource) -> Box<dyn Answers> {
+    match source {
+        AnswerSource::OpenApiExamples => Box::new(OpenApi),
         AnswerSource::B24Methods => Box::new(B24Methods),
-        AnswerSource::ApifyResources => Box::new(ApifyResources(apify::embedded()?)),
+        AnswerSource::ApifyResources => Box::new(ApifyResources),
         AnswerSource::OzonFixtures => Box::new(OzonFixtures),
         AnswerSource::Fixtures => Box::new(Fixtures),
         _ => Box::new(Nothing),
-    })
+    }
 }
 
-struct OpenApi(Option<SpecAnswers>);
+/// Everything from the examples, but for the answers that depend on the request (WB's `/ping`).
+struct OpenApi;
 
 impl Answers for OpenApi {
-    fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
-        Some(wb::answer(self.0.as_ref(), op, call))
+    fn answer(&self, _: &Service, op: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
+        wb::answer(op).map(Ok)
     }
 }
 
@@ -77,20 +72,12 @@ impl Answers for B24Methods {
     }
 }
 
-/// Apify: the answers that depend on the request, then its OpenAPI's examples.
-struct ApifyResources(SpecAnswers);
+/// Apify: the answers that depend on the request (its examples answer the rest).
+struct ApifyResources;
 
 impl Answers for ApifyResources {
     fn answer(&self, _: &Service, op: &Operation, call: &Call) -> Option<Result<Success, Refusal>> {
-        if let Some(s) = apify::answer(op, call) {
-            return Some(Ok(s));
-        }
-        let path = apify::current_path(&op.path);
-        Some(
-            self.0
-                .answer(op.method, &path, call)
-                .unwrap_or_else(|| Ok(Success::ok(serde_json::json!({"data": {}})))),
-        )
+        apify::answer(op, call).map(Ok)
     }
 }
 
