@@ -23,6 +23,7 @@ mod export;
 mod hostnames;
 mod intern;
 mod model;
+pub mod openapi_import;
 mod overrides;
 mod rate_headers;
 mod render;

@@ -134,16 +134,37 @@ pub fn read_specs(dir: &Path) -> Result<Vec<(String, Value)>, CatalogError> {
     files
         .iter()
         .map(|path| {
-            let text = std::fs::read_to_string(path).map_err(|e| spec_err(path, e.to_string()))?;
-            let doc: Value = yaml_serde::from_str(&text)
-                .map_err(|e| spec_err(path, format!("not valid YAML: {e}")))?;
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            Ok((name, doc))
+            Ok((name, read_spec(path)?))
         })
         .collect()
+}
+
+/// One OpenAPI document, YAML or JSON (JSON is YAML).
+///
+/// # Errors
+/// [`CatalogError::Spec`] naming the file that cannot be read or parsed.
+pub fn read_spec(path: &Path) -> Result<Value, CatalogError> {
+    let spec_err = |reason: String| CatalogError::Spec {
+        file: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| spec_err(e.to_string()))?;
+    parse_document(&text).map_err(spec_err)
+}
+
+/// An OpenAPI document's text: JSON (which may hold characters YAML does not allow, as Ozon's
+/// does), else YAML.
+pub(crate) fn parse_document(text: &str) -> Result<Value, String> {
+    if text.trim_start().starts_with('{')
+        && let Ok(json) = serde_json::from_str::<serde_json::Value>(text)
+    {
+        return yaml_serde::to_value(json).map_err(|e| e.to_string());
+    }
+    yaml_serde::from_str(text).map_err(|e| format!("not valid YAML: {e}"))
 }
 
 #[derive(Default)]

@@ -7,7 +7,7 @@
 //! `path` (`req.offers`) makes the operation weigh its items. Operations the head already writes
 //! (with their answers) are not written again; the others answer `{"status":"OK"}`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -113,7 +113,7 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
     let end = head
         .find(MARKER)
         .ok_or_else(|| spec(format!("the definition has no line {MARKER:?}")))?;
-    let written = written_operations(head.get(..end).unwrap_or(""));
+    let written = crate::definition::written_operations(head.get(..end).unwrap_or(""));
     let file: File = serde_json::from_str(limits_json).map_err(|e| spec(e.to_string()))?;
     let mut out = Out {
         groups: Vec::new(),
@@ -177,28 +177,4 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
         "{}{MARKER}\n\n{body}",
         head.get(..end).unwrap_or("")
     ))
-}
-
-/// The (method, path) pairs of the operations the head writes itself.
-fn written_operations(head: &str) -> BTreeSet<(String, String)> {
-    #[derive(Deserialize)]
-    struct Head {
-        #[serde(default)]
-        operations: Vec<Written>,
-    }
-    #[derive(Deserialize)]
-    struct Written {
-        method: String,
-        paths: Vec<String>,
-    }
-    let Ok(h) = toml::from_str::<toml::Table>(head).and_then(|t| t.try_into::<Head>()) else {
-        return BTreeSet::new();
-    };
-    h.operations
-        .into_iter()
-        .flat_map(|o| {
-            let m = o.method.to_ascii_uppercase();
-            o.paths.into_iter().map(move |p| (m.clone(), p))
-        })
-        .collect()
 }

@@ -192,8 +192,10 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         reason.contains("unknown variant `grpc`") && reason.contains("`ozon`"),
         "{reason}"
     );
-    let (line, field, _) = refused(&base.replace("id = \"shop\"", "id = \"Shop!\""));
-    assert_eq!((line, field.as_str()), (5, "id"));
+    let text = base.replace("id = \"shop\"", "id = \"Shop!\"");
+    let want = text.lines().position(|l| l.starts_with("id = ")).unwrap() + 1;
+    let (line, field, _) = refused(&text);
+    assert_eq!((line, field.as_str()), (want, "id"));
     let (_, field, _) = refused(&base.replace("prefix = \"/shop\"", "prefix = \"shop/x\""));
     assert_eq!(field, "prefix");
 
@@ -300,6 +302,25 @@ fn the_committed_apify_definition_is_what_its_importer_generates() {
             op.path
         );
     }
+}
+
+/// Every operation of Ozon's official Seller API OpenAPI: those with a limit of their own in
+/// the head, the others in the service-wide bucket.
+#[test]
+fn the_committed_ozon_definition_is_what_its_importer_generates() {
+    regenerates(
+        "ozon.toml",
+        "ozon/seller-openapi.json",
+        apistend_catalog::openapi_import::import,
+    );
+    let c = Catalog::builtin().unwrap();
+    let ozon = c.service(ServiceId::OZON).unwrap();
+    assert_eq!(ozon.operations.len(), 460);
+    let hit = c
+        .resolve(ServiceId::OZON, Method::Post, "/v2/warehouse/list", None)
+        .unwrap();
+    assert!(hit.operation.is_some());
+    assert_eq!(ozon.groups[hit.groups[0]].id, "client");
 }
 
 /// Quotas against the official source: every operation of the spec's x-resource-limit-config

@@ -70,6 +70,19 @@ enum CatalogCommand {
         #[arg(long)]
         answers: Option<PathBuf>,
     },
+    /// Regenerate the operations of a definition from a vendor's official OpenAPI document (Ozon's
+    /// seller-openapi.json): those its head does not write go below the marker line.
+    ImportOpenapi {
+        /// The OpenAPI document (YAML or JSON).
+        spec: PathBuf,
+        /// The definition to rewrite (services/ozon.toml).
+        #[arg(long)]
+        definition: PathBuf,
+        /// Also write the sandbox's answers of every operation here (an embedded
+        /// `crates/sandbox/data/NAME-answers.json.zlib`).
+        #[arg(long)]
+        answers: Option<PathBuf>,
+    },
     /// Regenerate the limit groups and operations of a Yandex Market definition from
     /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
     ImportYandexMarket {
@@ -84,6 +97,13 @@ enum CatalogCommand {
 /// Writes the answers file of the OpenAPI documents (`*.yaml`) of `dir` to `path`.
 fn write_answers(dir: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
     let specs = apistend_sandbox::SpecAnswers::load(dir)?;
+    std::fs::write(path, specs.to_file_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes the answers file of the one OpenAPI document `spec` (YAML or JSON) to `path`.
+fn write_answers_of(spec: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
+    let specs = apistend_sandbox::SpecAnswers::load_file(spec)?;
     std::fs::write(path, specs.to_file_bytes())
         .with_context(|| format!("writing {}", path.display()))
 }
@@ -119,6 +139,16 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 write_answers(spec.parent().unwrap_or(std::path::Path::new(".")), path)?;
             }
             return regenerate(&spec, &definition, apistend_catalog::apify_import::import);
+        }
+        Some(CatalogCommand::ImportOpenapi {
+            spec,
+            definition,
+            answers,
+        }) => {
+            if let Some(path) = &answers {
+                write_answers_of(&spec, path)?;
+            }
+            return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
         }
         Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
             return regenerate(

@@ -244,7 +244,8 @@ fn a_bad_definition_stops_the_start_with_its_file_line_and_field() {
         String::from_utf8_lossy(&out.stderr)
     );
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 6, "{rows}");
+    // Ozon's 460 operations (its official OpenAPI's), under the copy's name.
+    assert_eq!(rows.as_array().unwrap().len(), 460, "{rows}");
     assert!(rows[0]["service"] == "market2", "{rows}");
 }
 

@@ -603,9 +603,14 @@ fn success(
         .answers_of(service.id)
         .and_then(|source| source.answer(service, op, call))
         .or_else(|| {
-            state
-                .examples_of(service.id)
-                .and_then(|e| e.answer(op.method, &op.spec_path, call))
+            state.examples_of(service.id).and_then(|e| {
+                e.answer(
+                    op.method,
+                    &op.spec_path,
+                    call,
+                    service.empty_body_is_empty_object,
+                )
+            })
         });
     let content_type = service.content_type;
     match result {

@@ -14,6 +14,7 @@
 
 mod support;
 
+use apistend_catalog::Overrides;
 use serde_json::Value;
 
 /// The embedded answers are exactly what the import makes of WB's official specs.
@@ -276,46 +277,92 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
     assert_eq!(r.json::<Value>().await.unwrap()["code"], 5);
 }
 
-/// The embedded Apify answers are exactly what the import makes of its official OpenAPI.
-#[test]
-fn the_embedded_apify_answers_are_what_the_import_makes_of_the_openapi() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/specs/apify");
-    if !dir.exists() {
+/// The committed answers file `name` is exactly what the import makes of `spec` (under
+/// `../shared/specs`); `command` regenerates it.
+fn embedded_answers_match(name: &str, spec: &str, command: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("../../../shared/specs").join(spec);
+    if !path.exists() {
         assert!(
             !apistend_testkit::in_ci(),
             "{} is missing in CI",
-            dir.display()
+            path.display()
         );
-        eprintln!("SKIP: {} not found", dir.display());
+        eprintln!("SKIP: {} not found", path.display());
         return;
     }
-    let fresh = apistend_sandbox::SpecAnswers::load(&dir)
+    let fresh = apistend_sandbox::SpecAnswers::load_file(&path)
         .unwrap()
         .to_file_bytes();
-    let committed = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/apify-answers.json.zlib"),
-    )
-    .unwrap();
+    let committed = std::fs::read(root.join(format!("data/{name}-answers.json.zlib"))).unwrap();
     assert!(
         fresh == committed,
-        "crates/sandbox/data/apify-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \\
-         import-apify ../shared/specs/apify/openapi.yaml --definition services/apify.toml --answers \\
-         crates/sandbox/data/apify-answers.json.zlib`"
+        "crates/sandbox/data/{name}-answers.json.zlib is stale: run `{command}`"
     );
 }
 
-/// Every operation of Apify's description answers 2xx, under `/v2/actors/…` and the deprecated
-/// `/v2/acts/…`, sent as a client sends it (path parameters filled, required query parameters
-/// added when the answer names one, a JSON body on writes).
+/// The embedded Apify answers are exactly what the import makes of its official OpenAPI.
+#[test]
+fn the_embedded_apify_answers_are_what_the_import_makes_of_the_openapi() {
+    embedded_answers_match(
+        "apify",
+        "apify/openapi.yaml",
+        "cargo run -p apistend -- catalog import-apify ../shared/specs/apify/openapi.yaml \
+         --definition services/apify.toml --answers crates/sandbox/data/apify-answers.json.zlib",
+    );
+}
+
+/// The embedded Ozon answers are exactly what the import makes of its official Seller API.
+#[test]
+fn the_embedded_ozon_answers_are_what_the_import_makes_of_the_openapi() {
+    embedded_answers_match(
+        "ozon",
+        "ozon/seller-openapi.json",
+        "cargo run -p apistend -- catalog import-openapi ../shared/specs/ozon/seller-openapi.json \
+         --definition services/ozon.toml --answers crates/sandbox/data/ozon-answers.json.zlib",
+    );
+}
+
+/// Ozon's product list answers with the full item shape of its documentation.
 #[tokio::test]
-async fn every_apify_operation_answers_under_its_current_and_deprecated_paths() {
+async fn ozon_items_carry_the_documented_fields() {
     let s = support::start(|c| c).await;
+    let body: Value = support::json(
+        support::client()
+            .post(format!("{}/ozon/v3/product/info/list", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "0")
+            .json(&serde_json::json!({"offer_id": ["a"]})),
+    )
+    .await;
+    let item = &body["items"][0];
+    for field in [
+        "created_at",
+        "statuses",
+        "stocks",
+        "visibility_details",
+        "price_indexes",
+        "model_info",
+    ] {
+        assert!(item.get(field).is_some(), "{field} missing in {item}");
+    }
+}
+
+/// Sends every operation of `service` as a client sends it (path parameters filled, required
+/// query parameters added when the answer names one, a JSON body on writes and batch deletes)
+/// and returns how many answered 2xx, and the others.
+async fn walk(
+    s: &support::TestServer,
+    service: apistend_catalog::ServiceId,
+    headers: &[(&str, String)],
+) -> (usize, Vec<String>) {
     let c = support::client();
     let catalog = apistend_catalog::Catalog::builtin().unwrap();
-    let apify = catalog.service(apistend_catalog::ServiceId::APIFY).unwrap();
+    let svc = catalog.service(service).unwrap();
     let mut answered = 0;
     let mut failed = Vec::new();
-    for (i, op) in apify.operations.iter().enumerate() {
+    for (i, op) in svc.operations.iter().enumerate() {
         let path: String = op
             .path
             .split('/')
@@ -330,12 +377,14 @@ async fn every_apify_operation_answers_under_its_current_and_deprecated_paths() 
             .join("/");
         let method = reqwest::Method::from_bytes(op.method.as_str().as_bytes()).unwrap();
         let mut query: Vec<(String, String)> = Vec::new();
-        let status = loop {
+        let (status, text) = loop {
             let mut r = c
-                .request(method.clone(), format!("{}/apify{path}", s.base))
-                .header("Authorization", format!("Bearer {}", s.key))
+                .request(method.clone(), format!("{}{}{path}", s.base, svc.prefix))
                 .header("X-Mock-Delay", "0")
                 .query(&query);
+            for (k, v) in headers {
+                r = r.header(*k, v);
+            }
             // Writes carry a body; so does a batch delete (its body lists the requests).
             let writes = matches!(
                 op.method,
@@ -357,19 +406,55 @@ async fn every_apify_operation_answers_under_its_current_and_deprecated_paths() 
                 _ => break (status, text),
             }
         };
-        if (200..300).contains(&status.0) {
+        if (200..300).contains(&status) {
             answered += 1;
         } else {
-            failed.push(format!(
-                "{} {} → {} {}",
-                op.method, op.path, status.0, status.1
-            ));
+            failed.push(format!("{} {} → {status} {text}", op.method, op.path));
         }
     }
+    (answered, failed)
+}
+
+/// Every operation of Apify's description answers 2xx, under `/v2/actors/…` and the deprecated
+/// `/v2/acts/…`.
+#[tokio::test]
+async fn every_apify_operation_answers_under_its_current_and_deprecated_paths() {
+    let s = support::start(|c| c).await;
+    let bearer = format!("Bearer {}", s.key);
+    let (answered, failed) = walk(
+        &s,
+        apistend_catalog::ServiceId::APIFY,
+        &[("Authorization", bearer)],
+    )
+    .await;
     eprintln!(
-        "Apify: {answered} of {} operation paths answered 2xx",
-        apify.operations.len()
+        "Apify: {answered} operation paths answered 2xx, {} not",
+        failed.len()
     );
     assert!(failed.is_empty(), "{failed:#?}");
     assert!(answered >= 231 + 60, "{answered}");
+}
+
+/// Every operation of Ozon's Seller API answers 2xx with its documented example. The account's
+/// bucket (50 per second) is opened wide first: the walk is not a rate test.
+#[tokio::test]
+async fn every_ozon_operation_answers() {
+    let s = support::start(|c| {
+        c.with_overrides(
+            Overrides::from_toml("[ozon.groups.client]\nburst = 1000\ninterval_ms = 1\n").unwrap(),
+        )
+    })
+    .await;
+    let (answered, failed) = walk(
+        &s,
+        apistend_catalog::ServiceId::OZON,
+        &[("Client-Id", "1".into()), ("Api-Key", s.key.clone())],
+    )
+    .await;
+    eprintln!(
+        "Ozon: {answered} of 460 operations answered 2xx, {} not",
+        failed.len()
+    );
+    // Two per-method limits of the head (1 per minute) let one walk through each.
+    assert!(answered >= 455, "{answered}: {failed:#?}");
 }

@@ -368,6 +368,7 @@ pub(crate) fn build(
         batch_max: file.batch.map(|b| b.max),
         answers: file.answers,
         examples: file.examples.clone(),
+        empty_body_is_empty_object: file.empty_body_is_empty_object,
         hosts,
         hostnames,
         plans,

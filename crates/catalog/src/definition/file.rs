@@ -67,6 +67,11 @@ pub struct ServiceFile {
     pub lockout: Option<crate::model::Lockout>,
     /// Where its successful answers come from.
     pub answers: AnswerSource,
+    /// Whether a request without a body is taken as an empty JSON object where the description
+    /// requires one (Ozon's grpc-gateway reads an empty body as an empty message); otherwise
+    /// it is the service's 400.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty_body_is_empty_object: bool,
     /// The examples of its official OpenAPI, embedded in the sandbox under this name (`wb`,
     /// `apify`, `ozon`, `ymarket`): they answer every operation that `answers` gives no answer
     /// of its own.

@@ -137,3 +137,27 @@ impl Definitions {
 pub fn to_toml(file: &ServiceFile) -> Result<String, CatalogError> {
     toml::to_string(file).map_err(|e| CatalogError::Data(format!("definition to TOML: {e}")))
 }
+
+/// The (method, path) pairs of the operations the head writes itself.
+pub(crate) fn written_operations(head: &str) -> std::collections::BTreeSet<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        operations: Vec<Written>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Written {
+        method: String,
+        paths: Vec<String>,
+    }
+    let Ok(h) = toml::from_str::<toml::Table>(head).and_then(|t| t.try_into::<Head>()) else {
+        return std::collections::BTreeSet::new();
+    };
+    h.operations
+        .into_iter()
+        .flat_map(|o| {
+            let m = o.method.to_ascii_uppercase();
+            o.paths.into_iter().map(move |p| (m.clone(), p))
+        })
+        .collect()
+}

@@ -8,9 +8,13 @@ use super::wb::SpecAnswers;
 use crate::SandboxError;
 
 /// Name → the committed answers file.
-const EMBEDDED: [(&str, &[u8]); 2] = [
+const EMBEDDED: [(&str, &[u8]); 3] = [
     ("wb", include_bytes!("../../data/wb-answers.json.zlib")),
-    ("apify", include_bytes!("../../data/apify-answers.json.zlib")),
+    (
+        "apify",
+        include_bytes!("../../data/apify-answers.json.zlib"),
+    ),
+    ("ozon", include_bytes!("../../data/ozon-answers.json.zlib")),
 ];
 
 /// The embedded set `name`.

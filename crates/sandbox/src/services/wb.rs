@@ -120,6 +120,19 @@ impl SpecAnswers {
         Ok(specs)
     }
 
+    /// Loads one OpenAPI document (YAML, or JSON).
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
+    pub fn load_file(path: &Path) -> Result<Self, SandboxError> {
+        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", path.display()));
+        let yaml = apistend_catalog::wb_import::read_spec(path).map_err(|e| bad(e.to_string()))?;
+        let doc = serde_json::to_value(&yaml).map_err(|e| bad(e.to_string()))?;
+        let mut specs = SpecAnswers::default();
+        specs.add(&doc);
+        Ok(specs)
+    }
+
     /// Number of operations loaded.
     pub fn len(&self) -> usize {
         self.ops.len()
@@ -324,13 +337,15 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
 
 impl SpecAnswers {
     /// The answer of `method path` (an operation's path template) for `call`: its required
-    /// query parameters and body checked (a missing one is the service's 400), then its
-    /// example; `None` for an operation the description does not have.
+    /// query parameters and body checked (a missing one is the service's 400; no body is an
+    /// empty object when `empty_body_ok`), then its example; `None` for an operation the
+    /// description does not have.
     pub(crate) fn answer(
         &self,
         method: Method,
         path: &str,
         call: &Call,
+        empty_body_ok: bool,
     ) -> Option<Result<Success, Refusal>> {
         let spec = self.ops.get(&(method, path.to_owned()))?;
         for name in &spec.required_query {
@@ -341,7 +356,7 @@ impl SpecAnswers {
             }
         }
         // Any body will do: some operations take multipart uploads or octet streams.
-        if spec.body_required && !call.has_body {
+        if spec.body_required && !call.has_body && !empty_body_ok {
             return Some(Err(Refusal::BadRequest("request body is required".into())));
         }
         Some(Ok(Success::new(spec.status, spec.example.clone())))
