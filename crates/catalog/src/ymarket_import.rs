@@ -5,7 +5,8 @@
 //! the `none` tier's numbers, and the `medium` tier's where they differ as the plan `medium`;
 //! a request-collection
 //! `path` (`req.offers`) makes the operation weigh its items. Operations the head already writes
-//! (with their answers) are not written again; the others answer `{"status":"OK"}`.
+//! (with their answers) are not written again; the others answer with the examples of the
+//! official OpenAPI (`examples = "ymarket"`, imported by `import-openapi … --answers`).
 
 use std::collections::BTreeMap;
 
@@ -89,12 +90,6 @@ struct OpOut {
     summary: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     weight_from: Option<String>,
-    answer: AnswerOut,
-}
-
-#[derive(Serialize)]
-struct AnswerOut {
-    body: &'static str,
 }
 
 /// The path parameters that name the entity a limit applies to.
@@ -167,9 +162,6 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
             groups: [op.operation_id.clone()],
             summary: op.operation_id,
             weight_from: op.limit.path.strip_prefix("req.").map(str::to_owned),
-            answer: AnswerOut {
-                body: r#"{"status":"OK"}"#,
-            },
         });
     }
     let body = toml::to_string(&out).map_err(|e| spec(format!("writing TOML: {e}")))?;

@@ -83,6 +83,16 @@ enum CatalogCommand {
         #[arg(long)]
         answers: Option<PathBuf>,
     },
+    /// Write the sandbox's answers of every operation of an official OpenAPI document (YAML or
+    /// JSON): the embedded `crates/sandbox/data/NAME-answers.json.zlib` a definition's
+    /// `examples = "NAME"` names.
+    ImportAnswers {
+        /// The OpenAPI document.
+        spec: PathBuf,
+        /// Where to write the answers file.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+    },
     /// Regenerate the limit groups and operations of a Yandex Market definition from
     /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
     ImportYandexMarket {
@@ -149,6 +159,9 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 write_answers_of(&spec, path)?;
             }
             return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
+        }
+        Some(CatalogCommand::ImportAnswers { spec, output }) => {
+            return write_answers_of(&spec, &output);
         }
         Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
             return regenerate(

@@ -323,6 +323,17 @@ fn the_embedded_ozon_answers_are_what_the_import_makes_of_the_openapi() {
     );
 }
 
+/// The embedded Yandex Market answers are exactly what the import makes of its official OpenAPI.
+#[test]
+fn the_embedded_ymarket_answers_are_what_the_import_makes_of_the_openapi() {
+    embedded_answers_match(
+        "ymarket",
+        "yandex-market/openapi.yaml",
+        "cargo run -p apistend -- catalog import-answers ../shared/specs/yandex-market/openapi.yaml \
+         -o crates/sandbox/data/ymarket-answers.json.zlib",
+    );
+}
+
 /// Ozon's product list answers with the full item shape of its documentation.
 #[tokio::test]
 async fn ozon_items_carry_the_documented_fields() {
@@ -457,4 +468,28 @@ async fn every_ozon_operation_answers() {
     );
     // Two per-method limits of the head (1 per minute) let one walk through each.
     assert!(answered >= 455, "{answered}: {failed:#?}");
+}
+
+/// Every operation of Yandex Market's official OpenAPI answers 2xx: the head's own answers, the
+/// others the document's examples (no more `{"status":"OK"}`).
+#[tokio::test]
+async fn every_yandex_market_operation_answers() {
+    let s = support::start(|c| c).await;
+    let (answered, failed) = walk(
+        &s,
+        apistend_catalog::ServiceId::new("ymarket"),
+        &[("Api-Key", s.key.clone())],
+    )
+    .await;
+    let ops = apistend_catalog::Catalog::builtin()
+        .unwrap()
+        .service(apistend_catalog::ServiceId::new("ymarket"))
+        .unwrap()
+        .operations
+        .len();
+    eprintln!(
+        "Yandex Market: {answered} of {ops} operations answered 2xx, {} not",
+        failed.len()
+    );
+    assert!(answered + 5 >= ops, "{answered} of {ops}: {failed:#?}");
 }

@@ -8,13 +8,17 @@ use super::wb::SpecAnswers;
 use crate::SandboxError;
 
 /// Name → the committed answers file.
-const EMBEDDED: [(&str, &[u8]); 3] = [
+const EMBEDDED: [(&str, &[u8]); 4] = [
     ("wb", include_bytes!("../../data/wb-answers.json.zlib")),
     (
         "apify",
         include_bytes!("../../data/apify-answers.json.zlib"),
     ),
     ("ozon", include_bytes!("../../data/ozon-answers.json.zlib")),
+    (
+        "ymarket",
+        include_bytes!("../../data/ymarket-answers.json.zlib"),
+    ),
 ];
 
 /// The embedded set `name`.
