@@ -17,6 +17,7 @@
 
 pub mod amocrm_import;
 pub mod apify_import;
+pub mod b24_import;
 pub mod definition;
 mod error;
 mod export;

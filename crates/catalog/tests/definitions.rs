@@ -304,6 +304,19 @@ fn the_committed_apify_definition_is_what_its_importer_generates() {
     }
 }
 
+/// Every classic method of Bitrix24's documentation is an operation of the portal's bucket.
+#[test]
+fn the_committed_b24_definition_is_what_its_importer_generates() {
+    regenerates(
+        "b24.toml",
+        "b24/methods.json",
+        apistend_catalog::b24_import::import,
+    );
+    let c = Catalog::builtin().unwrap();
+    let b24 = c.service(ServiceId::B24).unwrap();
+    assert!(b24.operations.len() >= 1565, "{}", b24.operations.len());
+}
+
 /// Every operation of Ozon's official Seller API OpenAPI: those with a limit of their own in
 /// the head, the others in the service-wide bucket.
 #[test]

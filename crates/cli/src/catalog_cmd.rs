@@ -83,6 +83,19 @@ enum CatalogCommand {
         #[arg(long)]
         answers: Option<PathBuf>,
     },
+    /// Regenerate the documented methods of a Bitrix24 definition from methods.json (see
+    /// ../shared/specs/b24): everything above the definition's marker line is kept.
+    ImportB24 {
+        /// The methods file.
+        methods: PathBuf,
+        /// The definition to rewrite (services/b24.toml).
+        #[arg(long)]
+        definition: PathBuf,
+        /// Also write the methods' documented examples here (the embedded
+        /// `crates/sandbox/data/b24-methods.json.zlib`).
+        #[arg(long)]
+        answers: Option<PathBuf>,
+    },
     /// Write the sandbox's answers of every operation of an official OpenAPI document (YAML or
     /// JSON): the embedded `crates/sandbox/data/NAME-answers.json.zlib` a definition's
     /// `examples = "NAME"` names.
@@ -159,6 +172,20 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 write_answers_of(&spec, path)?;
             }
             return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
+        }
+        Some(CatalogCommand::ImportB24 {
+            methods,
+            definition,
+            answers,
+        }) => {
+            if let Some(path) = &answers {
+                let text = std::fs::read_to_string(&methods)
+                    .with_context(|| format!("reading {}", methods.display()))?;
+                let documented = apistend_sandbox::B24Methods::from_methods_json(&text)?;
+                std::fs::write(path, documented.to_file_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            return regenerate(&methods, &definition, apistend_catalog::b24_import::import);
         }
         Some(CatalogCommand::ImportAnswers { spec, output }) => {
             return write_answers_of(&spec, &output);

@@ -45,6 +45,7 @@ use axum::extract::State;
 use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
+pub use services::b24_methods::B24Methods;
 pub use services::wb::SpecAnswers;
 pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
@@ -357,8 +358,8 @@ impl Sandbox {
         let answers = catalog
             .services()
             .iter()
-            .map(|s| (s.id, services::source::of(s.answers)))
-            .collect();
+            .map(|s| Ok((s.id, services::source::of(s.answers)?)))
+            .collect::<Result<_, SandboxError>>()?;
         let mut examples = Vec::new();
         for s in catalog.services() {
             let Some(name) = &s.examples else { continue };

@@ -493,3 +493,89 @@ async fn every_yandex_market_operation_answers() {
     );
     assert!(answered + 5 >= ops, "{answered} of {ops}: {failed:#?}");
 }
+
+/// The embedded Bitrix24 method examples are exactly what the import makes of methods.json.
+#[test]
+fn the_embedded_b24_examples_are_what_the_import_makes_of_the_documentation() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("../../../shared/specs/b24/methods.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        assert!(
+            !apistend_testkit::in_ci(),
+            "{} is missing in CI",
+            path.display()
+        );
+        eprintln!("SKIP: {} not found", path.display());
+        return;
+    };
+    let fresh = apistend_sandbox::B24Methods::from_methods_json(&text)
+        .unwrap()
+        .to_file_bytes();
+    let committed = std::fs::read(root.join("data/b24-methods.json.zlib")).unwrap();
+    assert!(
+        fresh == committed,
+        "crates/sandbox/data/b24-methods.json.zlib is stale: run `cargo run -p apistend -- catalog \
+         import-b24 ../shared/specs/b24/methods.json --definition services/b24.toml --answers \
+         crates/sandbox/data/b24-methods.json.zlib`"
+    );
+}
+
+/// Every documented Bitrix24 method answers its documented `result` (list methods with their
+/// `total`), whatever the case of its name; an undocumented one is ERROR_METHOD_NOT_FOUND.
+#[tokio::test]
+async fn every_documented_bitrix24_method_answers() {
+    // The portal's bucket (50, 2 per second) opened wide: the walk is not a rate test.
+    let s = support::start(|c| {
+        c.with_overrides(
+            Overrides::from_toml("[b24.groups.portal]\nburst = 5000\ninterval_ms = 1\n").unwrap(),
+        )
+    })
+    .await;
+    let c = support::client();
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
+    let mut answered = 0;
+    let mut lists_with_total = 0;
+    let mut failed = Vec::new();
+    for op in &b24.operations {
+        let method = op.path.trim_start_matches("/rest/");
+        if method == "batch" {
+            continue;
+        }
+        let r = c
+            .post(format!(
+                "{}/b24/rest/1/{}/{}.json",
+                s.base,
+                s.key,
+                method.to_ascii_uppercase()
+            ))
+            .header("X-Mock-Delay", "0")
+            // What a `*.get` needs; the other methods ignore it.
+            .query(&[("ID", "1")])
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        if status == 200 && body.get("result").is_some() && body.get("time").is_some() {
+            answered += 1;
+            if body.get("total").is_some() {
+                lists_with_total += 1;
+            }
+        } else {
+            failed.push(format!("{method} → {status} {body}"));
+        }
+    }
+    eprintln!("Bitrix24: {answered} methods answered, {lists_with_total} with total");
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(
+        answered >= 1560 && lists_with_total >= 150,
+        "{answered} {lists_with_total}"
+    );
+    let r: Value = support::json(
+        c.post(format!("{}/b24/rest/1/{}/no.such.method", s.base, s.key))
+            .header("X-Mock-Delay", "0"),
+    )
+    .await;
+    assert_eq!(r["error"], "ERROR_METHOD_NOT_FOUND", "{r}");
+}

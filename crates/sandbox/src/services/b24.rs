@@ -14,11 +14,13 @@ fn deal(id: u64) -> Value {
     })
 }
 
-/// The answer of `method`, or `None` for a method the sandbox does not know (Bitrix24's 404).
+/// The answer of `method`: its own where it depends on the request, else the example its
+/// documentation shows (`documented`); `None` for an undocumented method (Bitrix24's 404).
 pub(crate) fn answer(
     method: &str,
     call: &Call,
     batch_max: u32,
+    documented: &super::b24_methods::B24Methods,
 ) -> Option<Result<Success, Refusal>> {
     let id = call
         .param("id")
@@ -66,8 +68,12 @@ pub(crate) fn answer(
         }
         "placement.bind" => json!(true),
         "server.time" => json!(crate::clock::rfc3339_offset(crate::clock::unix_now())),
-        "batch" => return Some(batch(call, batch_max)),
-        _ => return None,
+        "batch" => return Some(batch(call, batch_max, documented)),
+        _ => {
+            return documented
+                .answer(method)
+                .map(|b| Ok(Success::ok(b.clone())));
+        }
     };
     Some(Ok(Success::ok(json!({ "result": result }))))
 }
@@ -117,7 +123,11 @@ fn error(status: u16, code: &str, text: &str) -> Refusal {
     }
 }
 
-fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
+fn batch(
+    call: &Call,
+    batch_max: u32,
+    documented: &super::b24_methods::B24Methods,
+) -> Result<Success, Refusal> {
     let cmds = batch_commands(call);
     if cmds.len() > usize::try_from(batch_max).unwrap_or(usize::MAX) {
         return Err(error(
@@ -153,7 +163,7 @@ fn batch(call: &Call, batch_max: u32) -> Result<Success, Refusal> {
             );
             continue;
         }
-        match answer(method, &nested, 0) {
+        match answer(method, &nested, 0, documented) {
             Some(Ok(s)) if method != "batch" => {
                 results.insert(
                     key.clone(),

@@ -3,6 +3,7 @@
 
 pub(crate) mod apify;
 pub(crate) mod b24;
+pub(crate) mod b24_methods;
 pub(crate) mod examples;
 pub(crate) mod ozon;
 pub(crate) mod source;

@@ -25,15 +25,20 @@ pub(crate) trait Answers: Send + Sync {
 
 /// The implementation of `source`. What it gives no answer of its own, the service's embedded
 /// OpenAPI examples (its definition's `examples`) answer.
-pub(crate) fn of(source: AnswerSource) -> Box<dyn Answers> {
-    match source {
+///
+/// # Errors
+/// When an embedded answers file is corrupt (a build problem).
+pub(crate) fn of(source: AnswerSource) -> Result<Box<dyn Answers>, crate::SandboxError> {
+    Ok(match source {
         AnswerSource::OpenApiExamples => Box::new(OpenApi),
-        AnswerSource::B24Methods => Box::new(B24Methods),
+        AnswerSource::B24Methods => {
+            Box::new(B24Methods(super::b24_methods::B24Methods::embedded()?))
+        }
         AnswerSource::ApifyResources => Box::new(ApifyResources),
         AnswerSource::OzonFixtures => Box::new(OzonFixtures),
         AnswerSource::Fixtures => Box::new(Fixtures),
         _ => Box::new(Nothing),
-    }
+    })
 }
 
 /// Everything from the examples, but for the answers that depend on the request (WB's `/ping`).
@@ -45,7 +50,9 @@ impl Answers for OpenApi {
     }
 }
 
-struct B24Methods;
+/// Bitrix24: the methods whose answer depends on the request, then every documented method's
+/// example.
+struct B24Methods(super::b24_methods::B24Methods);
 
 impl Answers for B24Methods {
     fn answer(
@@ -55,7 +62,7 @@ impl Answers for B24Methods {
         call: &Call,
     ) -> Option<Result<Success, Refusal>> {
         let method = call.rpc_method.as_deref()?;
-        b24::answer(method, call, service.batch_max.unwrap_or(50))
+        b24::answer(method, call, service.batch_max.unwrap_or(50), &self.0)
     }
 
     fn nested(&self, call: &Call) -> Vec<String> {
