@@ -425,3 +425,86 @@ fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
     }
     assert!(checks.iter().all(|c| c["ok"] == true), "{out}");
 }
+
+/// Every operation of the official descriptions, sent as a client sends it, answers a documented
+/// 2xx whose body is valid against the description's schema (`tests/compat/validate_answers.py`,
+/// openapi-schema-validator). The thresholds are the issue's; the counts are in docs/answers.md.
+#[test]
+fn answers_are_valid_against_the_official_descriptions() {
+    let python = match venv() {
+        Ok(p) => p,
+        Err(why) => return unavailable(&why),
+    };
+    let shared = repo().join("../shared");
+    if !shared.join("specs").exists() || !shared.join("wb-openapi").exists() {
+        return unavailable("../shared (the official descriptions) is not beside the repository");
+    }
+    // Every group wide open: the walk is not a rate test.
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let mut overrides = String::new();
+    for svc in catalog.services() {
+        for g in &svc.groups {
+            overrides.push_str(&format!(
+                "[{}.groups.\"{}\"]\nburst = 100000\ninterval_ms = 1\n",
+                svc.id, g.id
+            ));
+        }
+    }
+    let data = std::env::temp_dir().join(format!("apistend-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&data).unwrap();
+    let file = data.join("open.toml");
+    std::fs::write(&file, overrides).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--demo-key",
+            "compat-key",
+            "--admin-token",
+            ADMIN,
+            "--data",
+        ])
+        .arg(&data)
+        .arg("--overrides")
+        .arg(&file)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("APIStend sandbox listening on ")
+                .map(str::to_owned)
+        })
+        .expect("the sandbox prints its address");
+    let (status, out, err) = run_bounded(
+        Command::new(&python)
+            .arg(repo().join("tests/compat/validate_answers.py"))
+            .args([&base, "compat-key"])
+            .arg(&shared),
+        300,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    let reports: Vec<serde_json::Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for (service, at_least) in [("wb", 290), ("apify", 225), ("ozon", 450), ("ymarket", 155)] {
+        let r = reports
+            .iter()
+            .find(|r| r["service"] == service)
+            .unwrap_or_else(|| panic!("no report for {service}: {out}"));
+        eprintln!("{r}");
+        assert!(
+            r["valid"].as_u64().unwrap_or(0) >= at_least,
+            "{service}: fewer than {at_least} valid answers: {r}"
+        );
+    }
+}

@@ -452,9 +452,25 @@ async fn a_tunnel_carries_slow_answers_and_keeps_alive() {
             server.key
         );
         tls.write_all(request.as_bytes()).await.unwrap();
+        // One whole answer: its head, then Content-Length bytes of body.
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&got).contains("\"data\"") {
+        loop {
+            let text = String::from_utf8_lossy(&got).into_owned();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length: usize = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(str::to_owned)
+                    })
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + length {
+                    break;
+                }
+            }
             let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf))
                 .await
                 .expect("an answer within 5 s")
@@ -462,6 +478,7 @@ async fn a_tunnel_carries_slow_answers_and_keeps_alive() {
             assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
             got.extend_from_slice(&buf[..n]);
         }
+        assert!(String::from_utf8_lossy(&got).contains("\"data\""));
         assert_eq!(status(&String::from_utf8_lossy(&got)), 200);
     }
 }

@@ -1,6 +1,6 @@
-//! Apify API v2: answers that depend on the request (the user, datasets and their items,
-//! key-value records, actor runs); every other operation answers with its example in Apify's
-//! official OpenAPI (the embedded `apify` examples).
+//! Apify API v2: answers that depend on the request (dataset items and their pagination,
+//! key-value records, actor runs and their ids); every other operation answers with its example
+//! in Apify's official OpenAPI (the embedded `apify` examples).
 
 use apistend_catalog::{Method, Operation};
 use serde_json::{Value, json};
@@ -16,9 +16,18 @@ fn param<'a>(op: &Operation, path: &'a str, name: &str) -> &'a str {
         .map_or("", |(_, v)| v)
 }
 
+/// A run as Apify's `Run` schema has it (every required field).
 fn run(id: &str, actor: &str) -> Value {
-    json!({"data": {"id": id, "actId": actor, "status": "READY", "startedAt": crate::clock::rfc3339(crate::clock::unix_now()),
-        "defaultDatasetId": "ds_default", "defaultKeyValueStoreId": "kv_default", "buildNumber": "0.0.1"}})
+    json!({"data": {
+        "id": id, "actId": actor, "userId": "apistendUser01", "actorTaskId": null,
+        "startedAt": crate::clock::rfc3339(crate::clock::unix_now()), "finishedAt": null,
+        "status": "READY", "meta": {"origin": "API"},
+        "stats": {"inputBodyLen": 0, "restartCount": 0, "resurrectCount": 0, "computeUnits": 0},
+        "options": {"build": "latest", "timeoutSecs": 300, "memoryMbytes": 1024, "diskMbytes": 2048},
+        "buildId": "build_apistend", "buildNumber": "0.0.1", "generalAccess": "FOLLOW_USER_SETTING",
+        "defaultKeyValueStoreId": "kv_default", "defaultDatasetId": "ds_default",
+        "defaultRequestQueueId": "rq_default"
+    }})
 }
 
 /// A page of the demo dataset's items, with the pagination headers Apify sends (its clients read
@@ -64,33 +73,6 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Option<Success> {
     let p = |n| param(op, &call.path, n);
     // `spec_path`: the deprecated `/v2/acts/…` answers as the `/v2/actors/…` it names.
     let body = match (op.method, op.spec_path.as_str()) {
-        (Method::Get, "/v2/users/me") => json!({"data": {
-            "id": "apistendUser01", "username": "apistend", "email": "demo@apistend.local", "isPaying": true,
-            "profile": {"name": "APIStend Demo"}, "createdAt": "2026-01-01T00:00:00.000Z",
-            "plan": {"id": "STARTER", "tier": "STARTER", "maxMonthlyUsageUsd": 49, "maxActorMemoryGbytes": 32,
-                     "maxConcurrentActorRuns": 32, "apiRateLimitBoosts": 0, "dataRetentionDays": 7}
-        }}),
-        (Method::Get, "/v2/users/me/limits") => json!({"data": {
-            "monthlyUsageCycle": {"startAt": "2026-11-01T00:00:00.000Z", "endAt": "2026-11-30T23:59:59.999Z"},
-            "limits": {"maxMonthlyUsageUsd": 49, "maxMonthlyActorComputeUnits": 200, "maxActorMemoryGbytes": 32,
-                       "maxActorCount": 100, "maxActorTaskCount": 1000, "maxConcurrentActorJobs": 32, "dataRetentionDays": 7},
-            "current": {"monthlyUsageUsd": 1.25, "monthlyActorComputeUnits": 3.5, "activeActorJobCount": 0}
-        }}),
-        (Method::Get, "/v2/datasets")
-        | (Method::Get, "/v2/key-value-stores")
-        | (Method::Get, "/v2/actor-runs")
-        | (Method::Get, "/v2/actors/{actorId}/runs") => {
-            json!({"data": {"total": 0, "offset": 0, "limit": 1000, "count": 0, "desc": false, "items": []}})
-        }
-        (Method::Post, "/v2/datasets") => {
-            return Some(Success::new(
-                201,
-                json!({"data": {"id": crate::tenants::new_id("ds"), "name": null, "itemCount": 0}}),
-            ));
-        }
-        (Method::Get, "/v2/datasets/{datasetId}") => {
-            json!({"data": {"id": p("datasetId"), "itemCount": 2, "cleanItemCount": 2}})
-        }
         (Method::Get, "/v2/datasets/{datasetId}/items") => return Some(dataset_items(call)),
         (Method::Post, "/v2/datasets/{datasetId}/items") => {
             return Some(Success::new(201, json!({})));

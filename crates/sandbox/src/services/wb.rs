@@ -233,41 +233,150 @@ fn example(doc: &Value, op: &Value) -> (u16, Value) {
     let Some(media) = media else {
         return (status, Value::Null);
     };
-    if let Some(ex) = media.get("example") {
-        return (status, ex.clone());
+    let given = media.get("example").cloned().or_else(|| {
+        media
+            .get("examples")
+            .and_then(Value::as_object)
+            .and_then(|e| e.values().next())
+            .map(|first| {
+                deref(doc, first)
+                    .get("value")
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            })
+    });
+    if let Some(mut ex) = given {
+        // An example that leaves out properties its schema requires gets them from the schema.
+        if let Some(schema) = media.get("schema") {
+            complete(doc, schema, &mut ex, 0);
+        }
+        return (status, ex);
     }
-    if let Some(first) = media
-        .get("examples")
-        .and_then(Value::as_object)
-        .and_then(|e| e.values().next())
-    {
-        return (
-            status,
-            deref(doc, first)
-                .get("value")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
-    }
-    let built = media
-        .get("schema")
-        .map_or_else(|| json!({}), |s| from_schema(doc, s, 0));
+    let built = media.get("schema").map_or_else(
+        || json!({}),
+        |s| {
+            let mut v = from_schema(doc, s, 0);
+            complete(doc, s, &mut v, 0);
+            v
+        },
+    );
     (status, built)
+}
+
+/// Makes an example agree with its schema, as the walking test checks it: a value of the wrong
+/// type, or outside its enum, is replaced by one built from the schema (the vendors' examples
+/// contradict their own schemas in places — "ОСНО" where the enum says "OSNO"); properties the
+/// schema requires that the example lacks are added. Recursive over objects and arrays.
+fn complete(doc: &Value, schema: &Value, value: &mut Value, depth: u32) {
+    let s = deref(doc, schema);
+    if depth > 16 {
+        return;
+    }
+    if let Some(parts) = s.get("allOf").and_then(Value::as_array) {
+        for part in parts {
+            complete(doc, part, value, depth + 1);
+        }
+    }
+    let wrong_enum = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.is_empty() && !e.contains(value))
+        || s.get("const").is_some_and(|c| c != value);
+    let wrong_literal =
+        literal_pattern(s).is_some_and(|p| value.as_str().is_some_and(|v| !v.contains(p)));
+    if wrong_enum || wrong_literal || !type_fits(s, value) {
+        *value = from_schema(doc, s, depth);
+        return;
+    }
+    match value {
+        Value::Object(obj) => {
+            let props = s.get("properties").and_then(Value::as_object);
+            for name in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if !obj.contains_key(name) {
+                    let sub = props
+                        .and_then(|p| p.get(name))
+                        .cloned()
+                        .unwrap_or(json!({}));
+                    obj.insert(name.to_owned(), from_schema(doc, &sub, depth + 1));
+                }
+            }
+            if let Some(props) = props {
+                for (name, sub) in props {
+                    if let Some(v) = obj.get_mut(name) {
+                        complete(doc, sub, v, depth + 1);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = s.get("items") {
+                for v in items {
+                    complete(doc, item_schema, v, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A string schema's `pattern` when it has no regex syntax at all: a text to contain.
+fn literal_pattern(schema: &Value) -> Option<&str> {
+    schema.get("pattern").and_then(Value::as_str).filter(|p| {
+        !p.is_empty()
+            && !p.contains([
+                '^', '$', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '\\',
+            ])
+    })
+}
+
+/// Whether `value`'s JSON type is one `schema` allows (any, when it names none).
+fn type_fits(schema: &Value, value: &Value) -> bool {
+    let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
+    let fits = |t: &str| match t {
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => fits(t) || (nullable && value.is_null()),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(fits),
+        _ => true,
+    }
 }
 
 /// An instance of `schema`: examples and defaults where the spec gives them, the first of an
 /// enum, otherwise the plainest value of the type. Bounded in depth, for recursive schemas.
 fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
     let s = deref(doc, schema);
-    if let Some(v) = s.get("example").or_else(|| s.get("default")) {
+    if let Some(v) = s.get("const") {
         return v.clone();
     }
-    if let Some(first) = s
-        .get("examples")
-        .and_then(Value::as_array)
-        .and_then(|e| e.first())
-    {
-        return first.clone();
+    // An example or default that breaks its own schema (a string default on an array, one
+    // outside the enum — both in Ozon's document) is not used.
+    let usable = |v: &Value| {
+        type_fits(s, v)
+            && s.get("enum")
+                .and_then(Value::as_array)
+                .is_none_or(|e| e.is_empty() || e.contains(v))
+    };
+    let given = s.get("example").or_else(|| s.get("default")).or_else(|| {
+        s.get("examples")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+    });
+    if let Some(v) = given.filter(|v| usable(v)) {
+        return v.clone();
     }
     if let Some(first) = s
         .get("enum")
@@ -276,10 +385,9 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
     {
         return first.clone();
     }
-    if depth > 12 {
-        return Value::Null;
-    }
-    if let Some(parts) = s.get("allOf").and_then(Value::as_array) {
+    // Deep in a recursive schema: the plainest value of its type, never a null it forbids.
+    let deep = depth > 12;
+    if let Some(parts) = s.get("allOf").and_then(Value::as_array).filter(|_| !deep) {
         let mut merged = serde_json::Map::new();
         for part in parts {
             match from_schema(doc, part, depth + 1) {
@@ -292,6 +400,7 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
     }
     if let Some(first) = ["oneOf", "anyOf"]
         .iter()
+        .filter(|_| !deep)
         .find_map(|k| s.get(*k).and_then(Value::as_array).and_then(|a| a.first()))
     {
         return from_schema(doc, first, depth + 1);
@@ -309,14 +418,27 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
         _ => "",
     };
     match ty {
-        "object" => Value::Object(
-            s.get("properties")
-                .and_then(Value::as_object)
+        "object" if deep => json!({}),
+        "array" if deep => json!([]),
+        "object" => {
+            // Deep down only the required properties: recursive schemas end, answers stay small.
+            let required: Vec<&str> = s
+                .get("required")
+                .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .map(|(k, v)| (k.clone(), from_schema(doc, v, depth + 1)))
-                .collect(),
-        ),
+                .filter_map(Value::as_str)
+                .collect();
+            Value::Object(
+                s.get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| depth < 6 || required.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), from_schema(doc, v, depth + 1)))
+                    .collect(),
+            )
+        }
         "array" => match s.get("items") {
             Some(items) => json!([from_schema(doc, items, depth + 1)]),
             None => json!([]),
@@ -325,9 +447,36 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
             Some("date-time") => json!("2026-01-01T00:00:00Z"),
             Some("date") => json!("2026-01-01"),
             Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
+            // A pattern without any regex syntax is its own only match (Ozon's " YYYY-MM-DD").
+            _ if literal_pattern(s).is_some() => json!(literal_pattern(s)),
+            // A string the schema asks to be non-empty is one.
+            _ if s.get("minLength").and_then(Value::as_u64).unwrap_or(0) > 0 => json!("string"),
             _ => json!(""),
         },
-        "integer" | "number" => json!(0),
+        // The smallest value the schema allows (0 unless its minimum says more; above an
+        // exclusive minimum).
+        "integer" | "number" => {
+            let min = s
+                .get("minimum")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+                .max(0.0);
+            let exclusive = s.get("exclusiveMinimum").and_then(Value::as_bool) == Some(true)
+                || s.get("exclusiveMinimum").and_then(Value::as_f64).is_some();
+            let min = s
+                .get("exclusiveMinimum")
+                .and_then(Value::as_f64)
+                .unwrap_or(min)
+                .max(min);
+            let v = if exclusive {
+                min.floor() + 1.0
+            } else {
+                min.ceil()
+            };
+            #[allow(clippy::cast_possible_truncation)] // a schema's small bound
+            let v = v as i64;
+            json!(v)
+        }
         "boolean" => json!(false),
         "null" => Value::Null,
         _ if s.get("nullable").and_then(Value::as_bool) == Some(true) => Value::Null,
