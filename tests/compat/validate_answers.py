@@ -138,8 +138,22 @@ def walk(name, docs, base, headers, url_of, out):
                 resp_doc = deref(doc, responses[str(status)])
                 media = (resp_doc.get("content") or {}) if status != 204 else {}
                 json_type = next((t for t in media if "json" in t), None)
+                essence = got_type.split(";")[0].strip()
+                if not media:
+                    # No content documented: none sent, and no Content-Type.
+                    if raw or got_type:
+                        stats["invalid"] += 1
+                        stats["failures"].append(f"{label}: content {got_type!r} {raw[:40]!r} where none is documented")
+                    else:
+                        stats["valid"] += 1
+                    continue
                 if json_type is None:
-                    stats["valid"] += 1  # no JSON schema to check against
+                    # A file: of the documented type, not JSON.
+                    if essence in [t.split(";")[0].strip() for t in media] and raw:
+                        stats["valid"] += 1
+                    else:
+                        stats["invalid"] += 1
+                        stats["failures"].append(f"{label}: {got_type!r} where {list(media)} is documented")
                     continue
                 schema = media[json_type].get("schema")
                 try:

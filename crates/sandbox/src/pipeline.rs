@@ -40,6 +40,8 @@ struct Answer {
     /// Anything else the real service sends with this answer.
     headers: Vec<(&'static str, HeaderValue)>,
     mode: BodyMode,
+    /// A body that is not text (a PDF, a PNG), and its media type, instead of `body`.
+    file: Option<(HeaderValue, Vec<u8>)>,
 }
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
@@ -110,6 +112,7 @@ impl Answer {
             scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
+            file: None,
         }
     }
 
@@ -118,15 +121,35 @@ impl Answer {
         self
     }
 
-    fn into_response(self) -> Response<Body> {
+    fn into_response(mut self) -> Response<Body> {
+        let file = self.file.take();
+        // A 204 or 304 has no body (RFC 9110 §15.3.5), so no Content-Type either.
+        if matches!(self.status, 204 | 304) {
+            self.body = String::new();
+            return self.finish(Body::empty(), None);
+        }
+        let media = match &file {
+            Some((media, _)) => Some(media.clone()),
+            // An answer without content has no Content-Type (a 204, WB's empty 200s).
+            None if self.body.is_empty() => None,
+            None => Some(HeaderValue::from_static(self.content_type)),
+        };
+        if let Some((_, bytes)) = file {
+            // Files are sent whole whatever the mode but a reset: truncating one proves nothing.
+            self.body = String::new();
+            if !matches!(self.mode, BodyMode::Reset) {
+                return self.finish(Body::from(bytes), media);
+            }
+        }
+        let text = std::mem::take(&mut self.body);
         let body = match self.mode {
-            BodyMode::Full => Body::from(self.body),
+            BodyMode::Full => Body::from(text),
             BodyMode::Truncated => {
-                let mut cut = self.body.len() / 2;
-                while !self.body.is_char_boundary(cut) {
+                let mut cut = text.len() / 2;
+                while !text.is_char_boundary(cut) {
                     cut -= 1;
                 }
-                Body::from(self.body.get(..cut).unwrap_or("").to_owned())
+                Body::from(text.get(..cut).unwrap_or("").to_owned())
             }
             BodyMode::Reset => Body::from_stream(stream::once(async {
                 Err::<Vec<u8>, _>(std::io::Error::new(
@@ -135,7 +158,7 @@ impl Answer {
                 ))
             })),
             BodyMode::Slow => {
-                let bytes = self.body.into_bytes();
+                let bytes = text.into_bytes();
                 let chunk = (bytes.len() / 12).max(8);
                 let pieces: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
                 Body::from_stream(stream::unfold(pieces.into_iter(), |mut it| async move {
@@ -145,15 +168,19 @@ impl Answer {
                 }))
             }
         };
+        self.finish(body, media)
+    }
+
+    /// The response of this answer with `body`, and `media` as its `Content-Type`.
+    fn finish(self, body: Body, media: Option<HeaderValue>) -> Response<Body> {
         let mut resp = Response::new(body);
         *resp.status_mut() =
             StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let h = resp.headers_mut();
         h.reserve(5 + self.headers.len());
-        h.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static(self.content_type),
-        );
+        if let Some(media) = media {
+            h.insert(http::header::CONTENT_TYPE, media);
+        }
         for (name, value) in self.rate.iter() {
             h.append(HeaderName::from_static(name), number(value));
         }
@@ -618,7 +645,13 @@ fn success(
         Some(Ok(s)) => Answer {
             status: s.status,
             content_type,
-            body: if s.body.is_null() {
+            file: s.media.as_deref().and_then(|m| {
+                Some((
+                    HeaderValue::from_str(m).ok()?,
+                    crate::services::samples::file(m, &s.body),
+                ))
+            }),
+            body: if s.body.is_null() || s.media.is_some() {
                 String::new()
             } else {
                 s.body.to_string()
@@ -643,6 +676,7 @@ fn success(
             scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
+            file: None,
         },
     }
 }

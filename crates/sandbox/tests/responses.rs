@@ -579,3 +579,53 @@ async fn every_documented_bitrix24_method_answers() {
     .await;
     assert_eq!(r["error"], "ERROR_METHOD_NOT_FOUND", "{r}");
 }
+
+/// Answers that are not JSON are files of their documented type; answers without content have
+/// no body and no `Content-Type`.
+#[tokio::test]
+async fn files_are_files_and_empty_answers_have_no_content_type() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let r = c
+        .post(format!("{}/ozon/v2/posting/fbs/act/get-pdf", s.base))
+        .header("Client-Id", "1")
+        .header("Api-Key", &s.key)
+        .header("X-Mock-Delay", "0")
+        .json(&serde_json::json!({"id": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/pdf");
+    assert!(r.bytes().await.unwrap().starts_with(b"%PDF-"));
+    let r = c
+        .get(format!("{}/apify/v2/actor-runs/run1/log", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let r = c
+        .patch(format!(
+            "{}/wb/marketplace-api/api/v3/click-collect/orders/1/confirm",
+            s.base
+        ))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    assert!(
+        r.headers().get("content-type").is_none(),
+        "{:?}",
+        r.headers()
+    );
+    assert!(r.bytes().await.unwrap().is_empty());
+}

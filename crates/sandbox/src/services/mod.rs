@@ -6,6 +6,7 @@ pub(crate) mod b24;
 pub(crate) mod b24_methods;
 pub(crate) mod examples;
 pub(crate) mod ozon;
+pub(crate) mod samples;
 pub(crate) mod source;
 pub(crate) mod wb;
 
@@ -16,6 +17,9 @@ pub(crate) struct Success {
     pub(crate) body: serde_json::Value,
     /// Headers the real service sends with this answer (Apify's pagination).
     pub(crate) headers: Vec<(&'static str, String)>,
+    /// The media type when the answer is not JSON (a PDF, a PNG, a text log): the body is then
+    /// a small file of that type.
+    pub(crate) media: Option<String>,
 }
 
 impl Success {
@@ -28,6 +32,7 @@ impl Success {
             status,
             body,
             headers: Vec::new(),
+            media: None,
         }
     }
 }

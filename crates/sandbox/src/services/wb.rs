@@ -17,6 +17,9 @@ use crate::error::SandboxError;
 struct SpecOp {
     status: u16,
     example: Value,
+    /// The answer's media type when it is not JSON (`application/pdf`, `text/plain`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    media: Option<String>,
     required_query: Vec<String>,
     body_required: bool,
 }
@@ -179,12 +182,13 @@ impl SpecAnswers {
                     .and_then(|b| b.get("required"))
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
-                let (status, example) = example(doc, op);
+                let (status, media, example) = example(doc, op);
                 self.ops.insert(
                     (method, path.clone()),
                     SpecOp {
                         status,
                         example,
+                        media,
                         required_query,
                         body_required,
                     },
@@ -212,9 +216,9 @@ fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
 
 /// The first 2xx response and its example (an explicit example, the first of `examples`, or one
 /// built from the schema: its own example, else its properties' examples, as Prism does).
-fn example(doc: &Value, op: &Value) -> (u16, Value) {
+fn example(doc: &Value, op: &Value) -> (u16, Option<String>, Value) {
     let Some(responses) = op.get("responses").and_then(Value::as_object) else {
-        return (200, json!({}));
+        return (200, None, json!({}));
     };
     let mut codes: Vec<(&String, &Value)> = responses
         .iter()
@@ -222,17 +226,24 @@ fn example(doc: &Value, op: &Value) -> (u16, Value) {
         .collect();
     codes.sort_by_key(|(c, _)| (*c).clone());
     let Some((code, resp)) = codes.first() else {
-        return (200, json!({}));
+        return (200, None, json!({}));
     };
     let status = code.parse().unwrap_or(200);
     let resp = deref(doc, resp);
-    let media = resp
-        .get("content")
-        .and_then(Value::as_object)
-        .and_then(|c| c.get("application/json").or_else(|| c.values().next()));
-    let Some(media) = media else {
-        return (status, Value::Null);
+    let content = resp.get("content").and_then(Value::as_object);
+    let json_media = content.and_then(|c| c.iter().find(|(t, _)| t.contains("json")));
+    let (media_type, media) = match (json_media, content.and_then(|c| c.iter().next())) {
+        (Some((_, m)), _) => (None, m),
+        (None, Some((t, m))) => (Some(t.clone()), m),
+        // No content: an empty answer.
+        (None, None) => return (status, None, Value::Null),
     };
+    let (status, example) = json_example(doc, status, media);
+    (status, media_type, example)
+}
+
+/// The example of a JSON `media` (repaired against its schema), or one built from its schema.
+fn json_example(doc: &Value, status: u16, media: &Value) -> (u16, Value) {
     let given = media.get("example").cloned().or_else(|| {
         media
             .get("examples")
@@ -508,7 +519,9 @@ impl SpecAnswers {
         if spec.body_required && !call.has_body && !empty_body_ok {
             return Some(Err(Refusal::BadRequest("request body is required".into())));
         }
-        Some(Ok(Success::new(spec.status, spec.example.clone())))
+        let mut answer = Success::new(spec.status, spec.example.clone());
+        answer.media = spec.media.clone();
+        Some(Ok(answer))
     }
 }
 
