@@ -196,6 +196,9 @@ def main():
          {"Client-Id": "1", "Api-Key": key}, lambda s, p: f"{base}/ozon{p}"),
         ("ymarket", [load(os.path.join(shared, "specs/yandex-market/openapi.yaml"))],
          {"Api-Key": key}, lambda s, p: f"{base}/ymarket{p}"),
+        ("moysklad", [load(os.path.join(shared, "specs/moysklad/openapi.yaml"))],
+         {"Authorization": f"Bearer {key}"},
+         lambda s, p: f"{base}/moysklad{urllib.parse.urlparse(s).path.rstrip('/')}{p}"),
     ]
     for name, docs, headers, url_of in services:
         if not only or name in only:

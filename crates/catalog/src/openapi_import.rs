@@ -58,6 +58,7 @@ pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
         .get("paths")
         .and_then(Value::as_mapping)
         .ok_or_else(|| err("no paths".into()))?;
+    let base = base_path(&doc);
     let mut out = Out {
         operations: Vec::new(),
     };
@@ -65,6 +66,8 @@ pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
         let (Some(path), Some(item)) = (path.as_str(), item.as_mapping()) else {
             continue;
         };
+        let path = format!("{base}{path}");
+        let path = path.as_str();
         for (method, op) in item {
             let Some(m) = method.as_str().and_then(crate::Method::parse) else {
                 continue;
@@ -85,4 +88,33 @@ pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
     }
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;
     Ok(format!("{top}{MARKER}\n\n{body}"))
+}
+
+/// The path of a server URL (`https://api.moysklad.ru/api/remap/1.2` → `/api/remap/1.2`),
+/// which prefixes every path of its document; empty when it has none (`//api-seller.ozon.ru`).
+///
+/// ```
+/// use apistend_catalog::openapi_import::server_path;
+/// assert_eq!(server_path("https://api.moysklad.ru/api/remap/1.2/"), "/api/remap/1.2");
+/// assert_eq!(server_path("//api-seller.ozon.ru"), "");
+/// ```
+#[must_use]
+pub fn server_path(url: &str) -> &str {
+    let rest = url.split_once("//").map_or(url, |(_, r)| r);
+    rest.find('/')
+        .and_then(|i| rest.get(i..))
+        .unwrap_or("")
+        .trim_end_matches('/')
+}
+
+/// The path of the document's first server.
+fn base_path(doc: &Value) -> String {
+    let url = doc
+        .get("servers")
+        .and_then(Value::as_sequence)
+        .and_then(|s| s.first())
+        .and_then(|s| s.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    server_path(url).to_owned()
 }

@@ -304,6 +304,19 @@ fn the_committed_apify_definition_is_what_its_importer_generates() {
     }
 }
 
+/// Every operation of MoySklad's official OpenAPI, under its server's `/api/remap/1.2`.
+#[test]
+fn the_committed_moysklad_definition_is_what_its_importer_generates() {
+    regenerates(
+        "moysklad.toml",
+        "moysklad/openapi.yaml",
+        apistend_catalog::openapi_import::import,
+    );
+    let c = Catalog::builtin().unwrap();
+    let ms = c.service(c.service_id("moysklad").unwrap()).unwrap();
+    assert!(ms.operations.len() >= 1141, "{}", ms.operations.len());
+}
+
 /// Every classic method of Bitrix24's documentation is an operation of the portal's bucket.
 #[test]
 fn the_committed_b24_definition_is_what_its_importer_generates() {

@@ -496,7 +496,14 @@ fn answers_are_valid_against_the_official_descriptions() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    for (service, at_least) in [("wb", 290), ("apify", 225), ("ozon", 450), ("ymarket", 155)] {
+    // MoySklad's floor is today's figure (its discriminated unions are not all satisfied yet).
+    for (service, at_least) in [
+        ("wb", 290),
+        ("apify", 225),
+        ("ozon", 450),
+        ("ymarket", 155),
+        ("moysklad", 720),
+    ] {
         let r = reports
             .iter()
             .find(|r| r["service"] == service)

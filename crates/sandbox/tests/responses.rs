@@ -334,6 +334,17 @@ fn the_embedded_ymarket_answers_are_what_the_import_makes_of_the_openapi() {
     );
 }
 
+/// The embedded MoySklad answers are exactly what the import makes of its official OpenAPI.
+#[test]
+fn the_embedded_moysklad_answers_are_what_the_import_makes_of_the_openapi() {
+    embedded_answers_match(
+        "moysklad",
+        "moysklad/openapi.yaml",
+        "cargo run -p apistend -- catalog import-openapi ../shared/specs/moysklad/openapi.yaml \
+         --definition services/moysklad.toml --answers crates/sandbox/data/moysklad-answers.json.zlib",
+    );
+}
+
 /// Ozon's product list answers with the full item shape of its documentation.
 #[tokio::test]
 async fn ozon_items_carry_the_documented_fields() {

@@ -8,7 +8,7 @@ use super::wb::SpecAnswers;
 use crate::SandboxError;
 
 /// Name → the committed answers file.
-const EMBEDDED: [(&str, &[u8]); 4] = [
+const EMBEDDED: [(&str, &[u8]); 5] = [
     ("wb", include_bytes!("../../data/wb-answers.json.zlib")),
     (
         "apify",
@@ -18,6 +18,10 @@ const EMBEDDED: [(&str, &[u8]); 4] = [
     (
         "ymarket",
         include_bytes!("../../data/ymarket-answers.json.zlib"),
+    ),
+    (
+        "moysklad",
+        include_bytes!("../../data/moysklad-answers.json.zlib"),
     ),
 ];
 

@@ -150,7 +150,17 @@ impl SpecAnswers {
         let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
             return;
         };
+        // Paths are relative to the first server's path (MoySklad's `/api/remap/1.2`).
+        let base = doc
+            .get("servers")
+            .and_then(|s| s.get(0))
+            .and_then(|s| s.get("url"))
+            .and_then(Value::as_str)
+            .map(apistend_catalog::openapi_import::server_path)
+            .unwrap_or_default()
+            .to_owned();
         for (path, item) in paths {
+            let path = &format!("{base}{path}");
             let shared: Vec<Value> = item
                 .get("parameters")
                 .and_then(Value::as_array)
@@ -295,7 +305,17 @@ fn complete(doc: &Value, schema: &Value, value: &mut Value, depth: u32) {
         || s.get("const").is_some_and(|c| c != value);
     let wrong_literal =
         literal_pattern(s).is_some_and(|p| value.as_str().is_some_and(|v| !v.contains(p)));
-    if wrong_enum || wrong_literal || !type_fits(s, value) {
+    let wrong_branch = discriminated(s).is_some_and(|(prop, _, _)| {
+        let names = s
+            .get("discriminator")
+            .and_then(|d| d.get("mapping"))
+            .and_then(Value::as_object);
+        value
+            .get(prop)
+            .and_then(Value::as_str)
+            .is_none_or(|v| names.is_none_or(|m| !m.contains_key(v)))
+    });
+    if wrong_enum || wrong_literal || wrong_branch || !type_fits(s, value) {
         *value = from_schema(doc, s, depth);
         return;
     }
@@ -334,6 +354,14 @@ fn complete(doc: &Value, schema: &Value, value: &mut Value, depth: u32) {
         }
         _ => {}
     }
+}
+
+/// A schema's discriminator: its property, and its first mapping's name and schema reference.
+fn discriminated(schema: &Value) -> Option<(&str, &str, &str)> {
+    let d = schema.get("discriminator")?;
+    let prop = d.get("propertyName")?.as_str()?;
+    let (name, target) = d.get("mapping")?.as_object()?.iter().next()?;
+    Some((prop, name.as_str(), target.as_str()?))
 }
 
 /// A string schema's `pattern` when it has no regex syntax at all: a text to contain.
@@ -408,6 +436,15 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
             }
         }
         return Value::Object(merged);
+    }
+    // A discriminated union: its first mapping's schema, with the discriminating property set
+    // to that mapping's name (MoySklad's `type`), as a validator of the union requires.
+    if let Some((prop, name, target)) = discriminated(s).filter(|_| !deep) {
+        let mut v = from_schema(doc, &json!({"$ref": target}), depth + 1);
+        if let Value::Object(obj) = &mut v {
+            obj.insert(prop.to_owned(), json!(name));
+        }
+        return v;
     }
     if let Some(first) = ["oneOf", "anyOf"]
         .iter()
