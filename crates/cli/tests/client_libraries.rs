@@ -502,7 +502,7 @@ fn answers_are_valid_against_the_official_descriptions() {
         ("apify", 225),
         ("ozon", 450),
         ("ymarket", 155),
-        ("moysklad", 720),
+        ("moysklad", 750),
     ] {
         let r = reports
             .iter()

@@ -487,9 +487,14 @@ fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
                     .collect(),
             )
         }
+        // One item near the top; deeper lists stay empty unless the schema needs items.
         "array" => match s.get("items") {
-            Some(items) => json!([from_schema(doc, items, depth + 1)]),
-            None => json!([]),
+            Some(items)
+                if depth < 6 || s.get("minItems").and_then(Value::as_u64).unwrap_or(0) > 0 =>
+            {
+                json!([from_schema(doc, items, depth + 1)])
+            }
+            _ => json!([]),
         },
         "string" => match s.get("format").and_then(Value::as_str) {
             Some("date-time") => json!("2026-01-01T00:00:00Z"),
