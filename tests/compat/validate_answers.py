@@ -173,6 +173,53 @@ def walk(name, docs, base, headers, url_of, out):
     out.flush()
 
 
+def walk_amocrm(base, key, endpoints_path, out):
+    """amoCRM publishes no OpenAPI: each endpoint of endpoints.json (from its docs and SDK) is
+    sent with its documented request body and must answer its documented status, and a JSON
+    body with the documented example's keys."""
+    with open(endpoints_path, encoding="utf-8") as f:
+        endpoints = json.load(f)["endpoints"]
+    stats = {"service": "amocrm", "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
+             "schema_unusable": 0, "failures": []}
+    for ep in endpoints:
+        stats["operations"] += 1
+        path = ep["path"].replace("{id}", "1")
+        while "{" in path:
+            i, j = path.index("{"), path.index("}")
+            path = path[:i] + "1" + path[j + 1:]
+        body = ep.get("example_request_body")
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"{base}/amocrm{path}", data=data, method=ep["method"])
+        req.add_header("Authorization", f"Bearer {key}")
+        req.add_header("X-Mock-Delay", "0")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        label = f"{ep['method']} {ep['path']}"
+        want = ep.get("example_status", 200)
+        if status != want:
+            stats["not_answered"] += 1
+            stats["failures"].append(f"{label}: {status}, documented {want}")
+            continue
+        expected = ep.get("example_response")
+        got = json.loads(raw) if raw else None
+        same_shape = (expected is None and not raw) or (
+            isinstance(expected, dict) and isinstance(got, dict) and set(expected) <= set(got)
+        ) or (not isinstance(expected, dict) and got == expected)
+        if same_shape:
+            stats["valid"] += 1
+        else:
+            stats["invalid"] += 1
+            stats["failures"].append(f"{label}: body {raw[:120]!r}")
+    stats["failures"] = stats["failures"][:20]
+    out.write(json.dumps(stats, ensure_ascii=False) + "\n")
+    out.flush()
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -203,6 +250,8 @@ def main():
     for name, docs, headers, url_of in services:
         if not only or name in only:
             walk(name, docs, base, headers, url_of, sys.stdout)
+    if not only or "amocrm" in only:
+        walk_amocrm(base, key, os.path.join(shared, "specs/amocrm/endpoints.json"), sys.stdout)
 
 
 if __name__ == "__main__":

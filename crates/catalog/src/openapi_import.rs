@@ -26,6 +26,32 @@ struct OpOut {
     groups: [String; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<AnswerOut>,
+}
+
+#[derive(Serialize)]
+struct AnswerOut {
+    status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
+}
+
+/// An endpoint the vendor documents but its OpenAPI lacks (MoySklad's
+/// `doc-only-endpoints.json`): its method, path and documented answer.
+#[derive(serde::Deserialize)]
+struct Extra {
+    method: String,
+    path: String,
+    #[serde(default)]
+    example_status: Option<u16>,
+    #[serde(default)]
+    example_response: Option<serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct ExtraFile {
+    endpoints: Vec<Extra>,
 }
 
 /// The definition: `head` up to [`MARKER`], then the operations of `spec` it does not write.
@@ -34,6 +60,16 @@ struct OpOut {
 /// [`CatalogError::Spec`] for a document without `paths`, a head without the marker or without
 /// a fallback group.
 pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
+    import_with(head, spec, None)
+}
+
+/// As [`import`], and after the document's operations the endpoints of `extra` (a JSON file
+/// `{"endpoints": [{method, path, example_status, example_response}]}` of endpoints the vendor
+/// documents outside its OpenAPI, with their documented answers), under the same base path.
+///
+/// # Errors
+/// As [`import`], and for an `extra` that is not such a file.
+pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String, CatalogError> {
     let err = |reason: String| CatalogError::Spec {
         file: "OpenAPI document".into(),
         reason,
@@ -83,6 +119,37 @@ pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
                     .get("summary")
                     .and_then(Value::as_str)
                     .map(|s| s.trim().to_owned()),
+                answer: None,
+            });
+        }
+    }
+    if let Some(extra) = extra {
+        let file: ExtraFile = serde_json::from_str(extra).map_err(|e| err(e.to_string()))?;
+        for e in file.endpoints {
+            let Some(m) = crate::Method::parse(&e.method) else {
+                continue;
+            };
+            let path = format!("{base}{}", e.path.trim_end_matches('/'));
+            if written.contains(&(m.as_str().to_owned(), path.clone()))
+                || out
+                    .operations
+                    .iter()
+                    .any(|o| o.method == m.as_str() && o.paths[0] == path)
+            {
+                continue;
+            }
+            out.operations.push(OpOut {
+                method: m.as_str().to_owned(),
+                paths: [path],
+                groups: [group.clone()],
+                summary: Some("documented outside the OpenAPI".into()),
+                answer: Some(AnswerOut {
+                    status: e.example_status.unwrap_or(200),
+                    body: Some(
+                        e.example_response
+                            .map_or_else(|| "{}".to_owned(), |v| v.to_string()),
+                    ),
+                }),
             });
         }
     }

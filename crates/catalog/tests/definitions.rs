@@ -307,14 +307,29 @@ fn the_committed_apify_definition_is_what_its_importer_generates() {
 /// Every operation of MoySklad's official OpenAPI, under its server's `/api/remap/1.2`.
 #[test]
 fn the_committed_moysklad_definition_is_what_its_importer_generates() {
-    regenerates(
-        "moysklad.toml",
-        "moysklad/openapi.yaml",
-        apistend_catalog::openapi_import::import,
+    let dir = format!(
+        "{}/../../../shared/specs/moysklad",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (Ok(spec), Ok(extra)) = (
+        std::fs::read_to_string(format!("{dir}/openapi.yaml")),
+        std::fs::read_to_string(format!("{dir}/doc-only-endpoints.json")),
+    ) else {
+        assert!(std::env::var_os("CI").is_none(), "{dir} is missing in CI");
+        eprintln!("SKIP: {dir} not found (../shared is not beside the repository)");
+        return;
+    };
+    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == "moysklad.toml").unwrap();
+    let generated =
+        apistend_catalog::openapi_import::import_with(committed, &spec, Some(&extra)).unwrap();
+    assert!(
+        generated == *committed,
+        "services/moysklad.toml is stale: run its apistend catalog import-openapi command (docs/services.md)"
     );
     let c = Catalog::builtin().unwrap();
     let ms = c.service(c.service_id("moysklad").unwrap()).unwrap();
-    assert!(ms.operations.len() >= 1141, "{}", ms.operations.len());
+    // The 1 141 operations of the OpenAPI and the 191 the documentation shows besides.
+    assert!(ms.operations.len() >= 1141 + 180, "{}", ms.operations.len());
 }
 
 /// Every classic method of Bitrix24's documentation is an operation of the portal's bucket.

@@ -82,6 +82,10 @@ enum CatalogCommand {
         /// `crates/sandbox/data/NAME-answers.json.zlib`).
         #[arg(long)]
         answers: Option<PathBuf>,
+        /// Endpoints the vendor documents outside its OpenAPI, with their answers (MoySklad's
+        /// doc-only-endpoints.json).
+        #[arg(long)]
+        extra: Option<PathBuf>,
     },
     /// Regenerate the documented methods of a Bitrix24 definition from methods.json (see
     /// ../shared/specs/b24): everything above the definition's marker line is kept.
@@ -167,11 +171,24 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             spec,
             definition,
             answers,
+            extra,
         }) => {
             if let Some(path) = &answers {
                 write_answers_of(&spec, path)?;
             }
-            return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
+            let Some(extra) = extra else {
+                return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
+            };
+            let extra = std::fs::read_to_string(&extra)
+                .with_context(|| format!("reading {}", extra.display()))?;
+            let text = std::fs::read_to_string(&spec)
+                .with_context(|| format!("reading {}", spec.display()))?;
+            let head = std::fs::read_to_string(&definition)
+                .with_context(|| format!("reading {}", definition.display()))?;
+            let out = apistend_catalog::openapi_import::import_with(&head, &text, Some(&extra))?;
+            std::fs::write(&definition, out)
+                .with_context(|| format!("writing {}", definition.display()))?;
+            return Ok(());
         }
         Some(CatalogCommand::ImportB24 {
             methods,

@@ -503,6 +503,7 @@ fn answers_are_valid_against_the_official_descriptions() {
         ("ozon", 450),
         ("ymarket", 155),
         ("moysklad", 750),
+        ("amocrm", 33),
     ] {
         let r = reports
             .iter()

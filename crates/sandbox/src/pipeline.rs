@@ -42,6 +42,8 @@ struct Answer {
     mode: BodyMode,
     /// A body that is not text (a PDF, a PNG), and its media type, instead of `body`.
     file: Option<(HeaderValue, Vec<u8>)>,
+    /// A JSON body rendered before the request (an OpenAPI example), instead of `body`.
+    rendered: Option<axum::body::Bytes>,
 }
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
@@ -113,6 +115,7 @@ impl Answer {
             headers: Vec::new(),
             mode: BodyMode::Full,
             file: None,
+            rendered: None,
         }
     }
 
@@ -127,6 +130,15 @@ impl Answer {
         if matches!(self.status, 204 | 304) {
             self.body = String::new();
             return self.finish(Body::empty(), None);
+        }
+        // A rendered body is sent as it is in full mode; the other modes work on its text.
+        if let Some(rendered) = self.rendered.take() {
+            if matches!(self.mode, BodyMode::Full) {
+                let media =
+                    (!rendered.is_empty()).then(|| HeaderValue::from_static(self.content_type));
+                return self.finish(Body::from(rendered), media);
+            }
+            self.body = String::from_utf8_lossy(&rendered).into_owned();
         }
         let media = match &file {
             Some((media, _)) => Some(media.clone()),
@@ -540,6 +552,9 @@ async fn handle_inner(
             .into_iter()
             .filter(|n| !call.blocked.contains(n))
             .collect();
+        if let Some(rendered) = answer.rendered.take() {
+            answer.body = String::from_utf8_lossy(&rendered).into_owned();
+        }
         answer.body = op.time_block(&answer.body, &owner.key, m, &ran, started, delay);
     }
 
@@ -651,11 +666,12 @@ fn success(
                     crate::services::samples::file(m, &s.body),
                 ))
             }),
-            body: if s.body.is_null() || s.media.is_some() {
+            body: if s.body.is_null() || s.media.is_some() || s.rendered.is_some() {
                 String::new()
             } else {
                 s.body.to_string()
             },
+            rendered: s.rendered.filter(|_| s.media.is_none()),
             headers: s
                 .headers
                 .into_iter()
@@ -677,6 +693,7 @@ fn success(
             headers: Vec::new(),
             mode: BodyMode::Full,
             file: None,
+            rendered: None,
         },
     }
 }

@@ -20,6 +20,8 @@ pub(crate) struct Success {
     /// The media type when the answer is not JSON (a PDF, a PNG, a text log): the body is then
     /// a small file of that type.
     pub(crate) media: Option<String>,
+    /// The body already rendered (an OpenAPI example), sent instead of `body` when present.
+    pub(crate) rendered: Option<axum::body::Bytes>,
 }
 
 impl Success {
@@ -33,6 +35,7 @@ impl Success {
             body,
             headers: Vec::new(),
             media: None,
+            rendered: None,
         }
     }
 }

@@ -20,8 +20,23 @@ struct SpecOp {
     /// The answer's media type when it is not JSON (`application/pdf`, `text/plain`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     media: Option<String>,
+    /// The example as sent, rendered once at load: every answer is a reference-counted copy,
+    /// not a clone and a serialisation of the example.
+    #[serde(skip)]
+    rendered: axum::body::Bytes,
     required_query: Vec<String>,
     body_required: bool,
+}
+
+impl SpecOp {
+    /// Renders the example as its answer's body (none for an answer without content).
+    fn render(&mut self) {
+        self.rendered = if self.example.is_null() {
+            axum::body::Bytes::new()
+        } else {
+            axum::body::Bytes::from(self.example.to_string())
+        };
+    }
 }
 
 /// One operation in the answers file.
@@ -81,7 +96,9 @@ impl SpecAnswers {
         for r in file.operations {
             let method =
                 Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
-            specs.ops.insert((method, r.path), r.op);
+            let mut op = r.op;
+            op.render();
+            specs.ops.insert((method, r.path), op);
         }
         Ok(specs)
     }
@@ -193,16 +210,18 @@ impl SpecAnswers {
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let (status, media, example) = example(doc, op);
-                self.ops.insert(
-                    (method, path.clone()),
-                    SpecOp {
+                self.ops.insert((method, path.clone()), {
+                    let mut op = SpecOp {
                         status,
                         example,
                         media,
                         required_query,
                         body_required,
-                    },
-                );
+                        rendered: axum::body::Bytes::new(),
+                    };
+                    op.render();
+                    op
+                });
             }
         }
     }
@@ -561,8 +580,13 @@ impl SpecAnswers {
         if spec.body_required && !call.has_body && !empty_body_ok {
             return Some(Err(Refusal::BadRequest("request body is required".into())));
         }
-        let mut answer = Success::new(spec.status, spec.example.clone());
+        let mut answer = Success::new(spec.status, Value::Null);
+        answer.rendered = Some(spec.rendered.clone());
         answer.media = spec.media.clone();
+        if spec.media.is_some() {
+            // A file's text (a log) comes from the example itself.
+            answer.body = spec.example.clone();
+        }
         Some(Ok(answer))
     }
 }
