@@ -54,13 +54,17 @@ impl Decision {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use apistend_limiter::{Decision, Quota};
+    /// use apistend_limiter::{ManualClock, MemoryStore, Quota};
     /// let q = Quota::new(20, Duration::from_millis(200))?;
-    /// let allowed = Decision { allowed: true, limit: 20, remaining: 19, retry_after: Duration::ZERO, reset_after: Duration::from_millis(200) };
+    /// let store = MemoryStore::with_clock(ManualClock::new());
+    /// let allowed = store.acquire("k", &q, 1)?;
     /// let denied = allowed.exceeded(&q, 1);
-    /// assert!(!denied.allowed);
-    /// assert_eq!((denied.remaining, denied.retry_after, denied.reset_after), (0, Duration::from_millis(200), Duration::from_secs(4)));
-    /// # Ok::<(), apistend_limiter::QuotaError>(())
+    /// assert!(allowed.allowed && !denied.allowed);
+    /// assert_eq!(
+    ///     (denied.remaining, denied.retry_after, denied.reset_after),
+    ///     (0, Duration::from_millis(200), Duration::from_secs(4))
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
     pub fn exceeded(&self, quota: &crate::Quota, n: u32) -> Decision {

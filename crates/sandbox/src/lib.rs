@@ -46,7 +46,7 @@ use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
 pub use services::b24_methods::B24Methods;
-pub use services::wb::SpecAnswers;
+pub use services::spec_answers::SpecAnswers;
 pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
     Tenants, new_key,

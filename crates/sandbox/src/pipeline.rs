@@ -250,9 +250,6 @@ fn number(v: u64) -> HeaderValue {
         .unwrap_or_else(|| HeaderValue::from(v))
 }
 
-/// Answers one request of service `id` and counts it: by limit group, status, rejection and
-/// scenario. Every request is logged at debug level (`RUST_LOG=apistend_sandbox=debug`) with its
-/// request id: the caller's `X-Request-Id`, or the id of its error body.
 /// How a request reached its service.
 #[derive(Debug)]
 pub(crate) struct Route {
@@ -283,6 +280,9 @@ impl Route {
     }
 }
 
+/// Answers one request of service `id` and counts it: by limit group, status, rejection and
+/// scenario. Every request is logged at debug level (`RUST_LOG=apistend_sandbox=debug`) with its
+/// request id: the caller's `X-Request-Id`, or the id of its error body.
 pub(crate) async fn handle(
     state: Arc<AppState>,
     route: Route,

@@ -7,7 +7,9 @@ pub(crate) mod b24_methods;
 pub(crate) mod examples;
 pub(crate) mod ozon;
 pub(crate) mod samples;
+pub(crate) mod schema_values;
 pub(crate) mod source;
+pub(crate) mod spec_answers;
 pub(crate) mod wb;
 
 /// A successful answer.

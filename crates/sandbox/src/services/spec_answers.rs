@@ -1,0 +1,340 @@
+//! The answers of an OpenAPI description: each operation's first 2xx status and example (repaired
+//! against its schema, or built from it — [`super::schema_values`]), its media type, and its
+//! required query parameters and body. Imported from the official descriptions, committed as
+//! zlib JSON (`data/*-answers.json.zlib`, [`super::examples`]) and read back at start.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use apistend_catalog::Method;
+use serde_json::{Value, json};
+
+use super::schema_values::{complete, from_schema};
+use super::{Refusal, Success};
+use crate::call::Call;
+use crate::error::SandboxError;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SpecOp {
+    status: u16,
+    example: Value,
+    /// The answer's media type when it is not JSON (`application/pdf`, `text/plain`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    media: Option<String>,
+    /// The example as sent, rendered once at load: every answer is a reference-counted copy,
+    /// not a clone and a serialisation of the example.
+    #[serde(skip)]
+    rendered: axum::body::Bytes,
+    required_query: Vec<String>,
+    body_required: bool,
+}
+
+impl SpecOp {
+    /// Renders the example as its answer's body (none for an answer without content).
+    fn render(&mut self) {
+        self.rendered = if self.example.is_null() {
+            axum::body::Bytes::new()
+        } else {
+            axum::body::Bytes::from(self.example.to_string())
+        };
+    }
+}
+
+/// One operation in the answers file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecRecord {
+    method: String,
+    path: String,
+    #[serde(flatten)]
+    op: SpecOp,
+}
+
+/// The answers file: what the import makes of the specs, in path order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    format: u32,
+    operations: Vec<SpecRecord>,
+}
+
+/// The answers of an OpenAPI description: each operation's first 2xx status and example (or one
+/// built from its schema), and its required query parameters and body. WB's come from its 14
+/// specs, Apify's from its official document.
+#[derive(Debug, Clone, Default)]
+pub struct SpecAnswers {
+    ops: HashMap<(Method, String), SpecOp>,
+}
+
+impl SpecAnswers {
+    /// WB's answers embedded in the binary: the committed import of its official specs.
+    ///
+    /// ```
+    /// let specs = apistend_sandbox::SpecAnswers::embedded()?;
+    /// assert!(specs.len() > 290);
+    /// # Ok::<(), apistend_sandbox::SandboxError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] if the embedded file is corrupt (a build problem).
+    pub fn embedded() -> Result<Self, SandboxError> {
+        super::examples::embedded("wb")
+    }
+
+    /// Reads an answers file as [`to_file_bytes`](Self::to_file_bytes) writes it.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for bytes that are not such a file.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, SandboxError> {
+        let bad = |e: String| SandboxError::Config(format!("answers file: {e}"));
+        let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
+            .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
+        let file: SpecFile = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
+        if file.format != 1 {
+            return Err(bad(format!("format {} (this build reads 1)", file.format)));
+        }
+        let mut specs = SpecAnswers::default();
+        for r in file.operations {
+            let method =
+                Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
+            let mut op = r.op;
+            op.render();
+            specs.ops.insert((method, r.path), op);
+        }
+        Ok(specs)
+    }
+
+    /// The answers file of these specs: JSON in path and method order, zlib-compressed (the
+    /// same specs always give the same bytes).
+    pub fn to_file_bytes(&self) -> Vec<u8> {
+        let mut operations: Vec<SpecRecord> = self
+            .ops
+            .iter()
+            .map(|((m, path), op)| SpecRecord {
+                method: m.as_str().to_owned(),
+                path: path.clone(),
+                op: op.clone(),
+            })
+            .collect();
+        operations.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
+        let file = SpecFile {
+            format: 1,
+            operations,
+        };
+        let json = serde_json::to_vec(&file).unwrap_or_default();
+        miniz_oxide::deflate::compress_to_vec_zlib(&json, 9)
+    }
+
+    /// Loads every `*.yaml` of `dir` (one OpenAPI document per file).
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
+    pub fn load(dir: &Path) -> Result<Self, SandboxError> {
+        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", dir.display()));
+        let mut specs = SpecAnswers::default();
+        for (name, yaml) in
+            apistend_catalog::wb_import::read_specs(dir).map_err(|e| bad(e.to_string()))?
+        {
+            let doc = serde_json::to_value(&yaml).map_err(|e| bad(format!("{name}: {e}")))?;
+            specs.add(&doc);
+        }
+        Ok(specs)
+    }
+
+    /// Loads one OpenAPI document (YAML, or JSON).
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
+    pub fn load_file(path: &Path) -> Result<Self, SandboxError> {
+        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", path.display()));
+        let yaml = apistend_catalog::wb_import::read_spec(path).map_err(|e| bad(e.to_string()))?;
+        let doc = serde_json::to_value(&yaml).map_err(|e| bad(e.to_string()))?;
+        let mut specs = SpecAnswers::default();
+        specs.add(&doc);
+        Ok(specs)
+    }
+
+    /// Number of operations loaded.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether none was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    fn add(&mut self, doc: &Value) {
+        let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+            return;
+        };
+        // Paths are relative to the first server's path (MoySklad's `/api/remap/1.2`).
+        let base = doc
+            .get("servers")
+            .and_then(|s| s.get(0))
+            .and_then(|s| s.get("url"))
+            .and_then(Value::as_str)
+            .map(apistend_catalog::openapi_import::server_path)
+            .unwrap_or_default()
+            .to_owned();
+        for (path, item) in paths {
+            let path = &format!("{base}{path}");
+            let shared: Vec<Value> = item
+                .get("parameters")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (m, op) in item.as_object().into_iter().flatten() {
+                let Some(method) = Method::parse(m).filter(|_| op.is_object()) else {
+                    continue;
+                };
+                let mut required_query = Vec::new();
+                let params = shared.iter().chain(
+                    op.get("parameters")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten(),
+                );
+                for p in params.map(|p| deref(doc, p)) {
+                    let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
+                    if required
+                        && p.get("in").and_then(Value::as_str) == Some("query")
+                        && let Some(name) = p.get("name").and_then(Value::as_str)
+                    {
+                        required_query.push(name.to_owned());
+                    }
+                }
+                let body_required = op
+                    .get("requestBody")
+                    .map(|b| deref(doc, b))
+                    .and_then(|b| b.get("required"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                let (status, media, example) = example(doc, op);
+                self.ops.insert((method, path.clone()), {
+                    let mut op = SpecOp {
+                        status,
+                        example,
+                        media,
+                        required_query,
+                        body_required,
+                        rendered: axum::body::Bytes::new(),
+                    };
+                    op.render();
+                    op
+                });
+            }
+        }
+    }
+}
+
+pub(crate) fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
+    for _ in 0..8 {
+        let Some(r) = v.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(pointer) = r.strip_prefix('#') else {
+            break;
+        };
+        match doc.pointer(pointer) {
+            Some(next) => v = next,
+            None => break,
+        }
+    }
+    v
+}
+
+/// The first 2xx response and its example (an explicit example, the first of `examples`, or one
+/// built from the schema: its own example, else its properties' examples, as Prism does).
+fn example(doc: &Value, op: &Value) -> (u16, Option<String>, Value) {
+    let Some(responses) = op.get("responses").and_then(Value::as_object) else {
+        return (200, None, json!({}));
+    };
+    let mut codes: Vec<(&String, &Value)> = responses
+        .iter()
+        .filter(|(c, _)| c.starts_with('2'))
+        .collect();
+    codes.sort_by_key(|(c, _)| (*c).clone());
+    let Some((code, resp)) = codes.first() else {
+        return (200, None, json!({}));
+    };
+    let status = code.parse().unwrap_or(200);
+    let resp = deref(doc, resp);
+    let content = resp.get("content").and_then(Value::as_object);
+    let json_media = content.and_then(|c| c.iter().find(|(t, _)| t.contains("json")));
+    let (media_type, media) = match (json_media, content.and_then(|c| c.iter().next())) {
+        (Some((_, m)), _) => (None, m),
+        (None, Some((t, m))) => (Some(t.clone()), m),
+        // No content: an empty answer.
+        (None, None) => return (status, None, Value::Null),
+    };
+    let (status, example) = json_example(doc, status, media);
+    (status, media_type, example)
+}
+
+/// The example of a JSON `media` (repaired against its schema), or one built from its schema.
+fn json_example(doc: &Value, status: u16, media: &Value) -> (u16, Value) {
+    let given = media.get("example").cloned().or_else(|| {
+        media
+            .get("examples")
+            .and_then(Value::as_object)
+            .and_then(|e| e.values().next())
+            .map(|first| {
+                deref(doc, first)
+                    .get("value")
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            })
+    });
+    if let Some(mut ex) = given {
+        // An example that leaves out properties its schema requires gets them from the schema.
+        if let Some(schema) = media.get("schema") {
+            complete(doc, schema, &mut ex, 0);
+        }
+        return (status, ex);
+    }
+    let built = media.get("schema").map_or_else(
+        || json!({}),
+        |s| {
+            let mut v = from_schema(doc, s, 0);
+            complete(doc, s, &mut v, 0);
+            v
+        },
+    );
+    (status, built)
+}
+
+impl SpecAnswers {
+    /// The answer of `method path` (an operation's path template) for `call`: its required
+    /// query parameters and body checked (a missing one is the service's 400; no body is an
+    /// empty object when `empty_body_ok`), then its example; `None` for an operation the
+    /// description does not have.
+    pub(crate) fn answer(
+        &self,
+        method: Method,
+        path: &str,
+        call: &Call,
+        empty_body_ok: bool,
+    ) -> Option<Result<Success, Refusal>> {
+        let spec = self.ops.get(&(method, path.to_owned()))?;
+        for name in &spec.required_query {
+            if !call.query.iter().any(|(k, _)| k == name) {
+                return Some(Err(Refusal::BadRequest(format!(
+                    "parameter \"{name}\" is required"
+                ))));
+            }
+        }
+        // Any body will do: some operations take multipart uploads or octet streams.
+        if spec.body_required && !call.has_body && !empty_body_ok {
+            return Some(Err(Refusal::BadRequest("request body is required".into())));
+        }
+        let mut answer = Success::new(spec.status, Value::Null);
+        answer.rendered = Some(spec.rendered.clone());
+        answer.media = spec.media.clone();
+        if spec.media.is_some() {
+            // A file's text (a log) comes from the example itself.
+            answer.body = spec.example.clone();
+        }
+        Some(Ok(answer))
+    }
+}
