@@ -49,40 +49,24 @@ pub fn import(head: &str, methods_json: &str) -> Result<String, CatalogError> {
         file: "methods.json".into(),
         reason,
     };
-    let end = head
-        .find(MARKER)
-        .ok_or_else(|| err(format!("the definition has no line {MARKER:?}")))?;
-    let top = head.get(..end).unwrap_or("");
-    let written: BTreeSet<String> = crate::definition::written_operations(top)
-        .into_iter()
-        .map(|(_, p)| p)
-        .collect();
-    let group = toml::from_str::<toml::Table>(top)
-        .ok()
-        .and_then(|t| {
-            t.get("fallback_groups")?
-                .as_array()?
-                .first()?
-                .as_str()
-                .map(str::to_owned)
-        })
-        .ok_or_else(|| err("the head names no fallback group".into()))?;
+    let head = crate::definition::Head::of(head, MARKER, err)?;
+    let written: BTreeSet<&str> = head.written.iter().map(|(_, p)| p.as_str()).collect();
     let file: File = serde_json::from_str(methods_json).map_err(|e| err(e.to_string()))?;
     let paths: BTreeSet<String> = file
         .methods
         .iter()
         .filter(|m| m.rest_version == 2)
         .map(|m| format!("/rest/{}", m.method.to_ascii_lowercase()))
-        .filter(|p| !written.contains(p))
+        .filter(|p| !written.contains(p.as_str()))
         .collect();
     let out = Out {
         operations: [OpOut {
             method: "POST",
             paths: paths.into_iter().collect(),
-            groups: [group],
+            groups: [head.fallback_group.clone()],
             category: "documented",
         }],
     };
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;
-    Ok(format!("{top}{MARKER}\n\n{body}"))
+    Ok(head.with(MARKER, &body))
 }

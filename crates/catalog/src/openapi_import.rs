@@ -74,21 +74,8 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
         file: "OpenAPI document".into(),
         reason,
     };
-    let end = head
-        .find(MARKER)
-        .ok_or_else(|| err(format!("the definition has no line {MARKER:?}")))?;
-    let top = head.get(..end).unwrap_or("");
-    let written = crate::definition::written_operations(top);
-    let group = toml::from_str::<toml::Table>(top)
-        .ok()
-        .and_then(|t| {
-            t.get("fallback_groups")?
-                .as_array()?
-                .first()?
-                .as_str()
-                .map(str::to_owned)
-        })
-        .ok_or_else(|| err("the head names no fallback group".into()))?;
+    let head = crate::definition::Head::of(head, MARKER, err)?;
+    let (written, group) = (&head.written, &head.fallback_group);
     let doc: Value = crate::wb_import::parse_document(spec).map_err(err)?;
     let paths = doc
         .get("paths")
@@ -154,7 +141,7 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
         }
     }
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;
-    Ok(format!("{top}{MARKER}\n\n{body}"))
+    Ok(head.with(MARKER, &body))
 }
 
 /// The path of a server URL (`https://api.moysklad.ru/api/remap/1.2` → `/api/remap/1.2`),

@@ -87,7 +87,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let mut config = SandboxConfig::new(&args.data);
     config.demo_key = args.demo_key;
-    config.wb_openapi = args.wb_openapi;
+    // The flag is named for WB: its specs are the `wb` examples set of the WB definition.
+    config.newer_examples = args
+        .wb_openapi
+        .into_iter()
+        .map(|dir| ("wb".to_owned(), dir))
+        .collect();
     config.definitions = args.services.definitions()?;
     config.redis = args.redis;
     config.max_delay_ms = args.max_delay_ms;
@@ -127,8 +132,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             "clients with fixed hosts: HTTPS_PROXY=http://{addr} and trust {} (apistend ca shows how)",
             ca.display()
         );
-        if sandbox.spec_operations() > 0 {
-            let _ = writeln!(out, "WB operations answered from specs: {}", sandbox.spec_operations());
+        let described: Vec<String> = sandbox
+            .described_operations()
+            .into_iter()
+            .map(|(id, n)| format!("{id} {n}"))
+            .collect();
+        if !described.is_empty() {
+            let _ = writeln!(out, "operations answered from the official descriptions: {}", described.join(", "));
         }
         let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
         match sandbox.generated_admin_token() {

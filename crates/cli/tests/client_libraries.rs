@@ -160,6 +160,11 @@ fn with_env(cmd: &mut Command, vars: &[(&str, &str)]) {
 const ADMIN: &str = "compat-admin-token-0123";
 
 fn serve(data: &Path) -> (std::process::Child, String) {
+    serve_with(data, &[])
+}
+
+/// `apistend serve` on `data` with `extra` arguments; the child and its base URL.
+fn serve_with(data: &Path, extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
     cmd.args([
         "serve",
@@ -172,6 +177,7 @@ fn serve(data: &Path) -> (std::process::Child, String) {
         "--data",
     ])
     .arg(data)
+    .args(extra)
     .env("RUST_LOG", "warn")
     .stdout(Stdio::piped())
     .stderr(Stdio::null());
@@ -454,33 +460,7 @@ fn answers_are_valid_against_the_official_descriptions() {
     std::fs::create_dir_all(&data).unwrap();
     let file = data.join("open.toml");
     std::fs::write(&file, overrides).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--demo-key",
-            "compat-key",
-            "--admin-token",
-            ADMIN,
-            "--data",
-        ])
-        .arg(&data)
-        .arg("--overrides")
-        .arg(&file)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .find_map(|l| {
-            l.ok()?
-                .strip_prefix("APIStend sandbox listening on ")
-                .map(str::to_owned)
-        })
-        .expect("the sandbox prints its address");
+    let (mut child, base) = serve_with(&data, &["--overrides".as_ref(), file.as_os_str()]);
     let (status, out, err) = run_bounded(
         Command::new(&python)
             .arg(repo().join("tests/compat/validate_answers.py"))

@@ -76,8 +76,10 @@ pub struct SandboxConfig {
     pub data_dir: PathBuf,
     /// Make sure a demo sandbox with this key exists.
     pub demo_key: Option<String>,
-    /// WB's OpenAPI specs, for spec examples and parameter checks.
-    pub wb_openapi: Option<PathBuf>,
+    /// Newer official descriptions than the embedded ones: an examples set's name (a
+    /// definition's `examples`) and the directory of its OpenAPI documents (`--wb-openapi DIR`
+    /// is `("wb", DIR)`).
+    pub newer_examples: Vec<(String, PathBuf)>,
     /// The service definitions (the built-in ones unless a user adds files).
     pub definitions: Definitions,
     /// Redis URL for shared buckets (`redis://…` or `redis+cluster://…`); memory when absent.
@@ -114,7 +116,7 @@ impl SandboxConfig {
         Self {
             data_dir: data_dir.into(),
             demo_key: None,
-            wb_openapi: None,
+            newer_examples: Vec::new(),
             definitions: Definitions::builtin(),
             redis: None,
             overrides: Overrides::default(),
@@ -158,10 +160,11 @@ impl SandboxConfig {
         self
     }
 
-    /// Sets the WB spec directory.
+    /// Answers the services whose definition names the examples set `name` from the OpenAPI
+    /// documents of `dir` instead of the embedded ones.
     #[must_use]
-    pub fn with_wb_openapi(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.wb_openapi = Some(dir.into());
+    pub fn with_newer_examples(mut self, name: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
+        self.newer_examples.push((name.into(), dir.into()));
         self
     }
 
@@ -213,8 +216,6 @@ pub(crate) struct AppState {
     /// Each service's OpenAPI examples (its definition's `examples`), for what its source does
     /// not answer.
     pub(crate) examples: Vec<(ServiceId, SpecAnswers)>,
-    /// WB operations answered from specs (0 without `--wb-openapi`).
-    pub(crate) spec_operations: usize,
     /// The operating-time budget of each service whose definition has one (Bitrix24's).
     pub(crate) operating: Vec<(ServiceId, operating::Operating)>,
     /// Owners locked out after repeated rejections, for services whose definition says so.
@@ -229,9 +230,6 @@ pub(crate) struct AppState {
     /// `CONNECT`s to other hosts are tunnelled, not refused.
     pub(crate) passthrough: bool,
 }
-
-/// WB specs given with `--wb-openapi`, which replace the embedded `wb` examples.
-struct WbSpecsOverride(SpecAnswers);
 
 impl AppState {
     /// The OpenAPI examples of service `id`, if its definition names some.
@@ -312,11 +310,11 @@ impl Sandbox {
             Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
             None => Store::from(MemoryStore::new()),
         };
-        // `--wb-openapi DIR`: newer WB specs than the embedded `wb` examples.
-        let newer_wb = match &config.wb_openapi {
-            Some(dir) => Some(WbSpecsOverride(SpecAnswers::load(dir)?)),
-            None => None,
-        };
+        let newer: Vec<(&str, SpecAnswers)> = config
+            .newer_examples
+            .iter()
+            .map(|(name, dir)| Ok((name.as_str(), SpecAnswers::load(dir)?)))
+            .collect::<Result<_, SandboxError>>()?;
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
         let sync = match &config.redis {
@@ -363,17 +361,13 @@ impl Sandbox {
         let mut examples = Vec::new();
         for s in catalog.services() {
             let Some(name) = &s.examples else { continue };
-            let set = match (&newer_wb, name.as_str()) {
-                (Some(WbSpecsOverride(newer)), "wb") => newer.clone(),
-                _ => services::examples::embedded(name)
+            let set = match newer.iter().find(|(n, _)| n == name) {
+                Some((_, set)) => set.clone(),
+                None => services::examples::embedded(name)
                     .map_err(|e| SandboxError::Config(format!("service {}: {e}", s.id)))?,
             };
             examples.push((s.id, set));
         }
-        let spec_operations = examples
-            .iter()
-            .find(|(id, _)| catalog.service(*id).and_then(|s| s.examples.as_deref()) == Some("wb"))
-            .map_or(0, |(_, set)| set.len());
         let ca = tls::LocalCa::open(config.ca_dir.as_deref().unwrap_or(&config.data_dir))?;
         let names = Arc::clone(&catalog);
         let tls = tls::Tls::new(tls::Certificates::new(
@@ -387,7 +381,6 @@ impl Sandbox {
             catalog,
             store,
             tenants,
-            spec_operations,
             answers,
             operating,
             lockouts: lockout::Lockouts::default(),
@@ -427,9 +420,14 @@ impl Sandbox {
         self.generated_token.as_deref()
     }
 
-    /// Number of WB operations answered from specs (the embedded import's, or `--wb-openapi`'s).
-    pub fn spec_operations(&self) -> usize {
-        self.state.spec_operations
+    /// How many operations of each service its official description's examples answer (the
+    /// embedded sets, or the newer ones configured).
+    pub fn described_operations(&self) -> Vec<(ServiceId, usize)> {
+        self.state
+            .examples
+            .iter()
+            .map(|(id, set)| (*id, set.len()))
+            .collect()
     }
 
     /// The HTTP router.

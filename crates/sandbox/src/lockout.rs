@@ -67,7 +67,10 @@ mod tests {
     fn k_rejections_within_the_window_lock_for_the_duration() {
         let l = Lockouts::default();
         let rule = Lockout::new(3, 10, 60);
-        let id = ServiceId::new("amocrm");
+        let id = apistend_catalog::Catalog::builtin()
+            .unwrap()
+            .service_id("amocrm")
+            .unwrap();
         l.rejected(id, "k", &rule, 0.0);
         l.rejected(id, "k", &rule, 5.0);
         // The first has left the window: two in it, no lock.

@@ -36,7 +36,7 @@ fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
          import-wb-openapi ../shared/wb-openapi -o crates/catalog/data/wb.json --answers \
          crates/sandbox/data/wb-answers.json.zlib`"
     );
-    let embedded = apistend_sandbox::SpecAnswers::embedded().unwrap();
+    let embedded = apistend_sandbox::SpecAnswers::embedded("wb").unwrap();
     assert_eq!(embedded.len(), 299);
     assert_eq!(
         embedded.to_file_bytes(),
@@ -94,7 +94,7 @@ async fn wb_answers_from_all_fourteen_specs() {
     };
     let loaded = apistend_sandbox::SpecAnswers::load(&specs).unwrap();
     assert!(loaded.len() >= 299, "{} operations", loaded.len());
-    let s = support::start(|c| c.with_wb_openapi(&specs)).await;
+    let s = support::start(|c| c.with_newer_examples("wb", &specs)).await;
     let c = support::client();
     let get = |p: &str| {
         c.get(format!("{}/wb{p}", s.base))
@@ -280,6 +280,26 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
 /// The committed answers file `name` is exactly what the import makes of `spec` (under
 /// `../shared/specs`); `command` regenerates it.
 fn embedded_answers_match(name: &str, spec: &str, command: &str) {
+    committed_is_fresh(
+        &format!("{name}-answers.json.zlib"),
+        spec,
+        command,
+        |path| {
+            apistend_sandbox::SpecAnswers::load_file(path)
+                .unwrap()
+                .to_file_bytes()
+        },
+    );
+}
+
+/// The committed `data/{file}` is exactly what `import` makes of `spec` (under
+/// `../shared/specs`); `command` regenerates it. Skipped loudly outside CI without ../shared.
+fn committed_is_fresh(
+    file: &str,
+    spec: &str,
+    command: &str,
+    import: impl Fn(&std::path::Path) -> Vec<u8>,
+) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("../../../shared/specs").join(spec);
     if !path.exists() {
@@ -291,13 +311,10 @@ fn embedded_answers_match(name: &str, spec: &str, command: &str) {
         eprintln!("SKIP: {} not found", path.display());
         return;
     }
-    let fresh = apistend_sandbox::SpecAnswers::load_file(&path)
-        .unwrap()
-        .to_file_bytes();
-    let committed = std::fs::read(root.join(format!("data/{name}-answers.json.zlib"))).unwrap();
+    let committed = std::fs::read(root.join("data").join(file)).unwrap();
     assert!(
-        fresh == committed,
-        "crates/sandbox/data/{name}-answers.json.zlib is stale: run `{command}`"
+        import(&path) == committed,
+        "crates/sandbox/data/{file} is stale: run `{command}`"
     );
 }
 
@@ -508,26 +525,17 @@ async fn every_yandex_market_operation_answers() {
 /// The embedded Bitrix24 method examples are exactly what the import makes of methods.json.
 #[test]
 fn the_embedded_b24_examples_are_what_the_import_makes_of_the_documentation() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = root.join("../../../shared/specs/b24/methods.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        assert!(
-            !apistend_testkit::in_ci(),
-            "{} is missing in CI",
-            path.display()
-        );
-        eprintln!("SKIP: {} not found", path.display());
-        return;
-    };
-    let fresh = apistend_sandbox::B24Methods::from_methods_json(&text)
-        .unwrap()
-        .to_file_bytes();
-    let committed = std::fs::read(root.join("data/b24-methods.json.zlib")).unwrap();
-    assert!(
-        fresh == committed,
-        "crates/sandbox/data/b24-methods.json.zlib is stale: run `cargo run -p apistend -- catalog \
-         import-b24 ../shared/specs/b24/methods.json --definition services/b24.toml --answers \
-         crates/sandbox/data/b24-methods.json.zlib`"
+    committed_is_fresh(
+        "b24-methods.json.zlib",
+        "b24/methods.json",
+        "cargo run -p apistend -- catalog import-b24 ../shared/specs/b24/methods.json \
+         --definition services/b24.toml --answers crates/sandbox/data/b24-methods.json.zlib",
+        |path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            apistend_sandbox::B24Methods::from_methods_json(&text)
+                .unwrap()
+                .to_file_bytes()
+        },
     );
 }
 

@@ -161,3 +161,49 @@ pub(crate) fn written_operations(head: &str) -> std::collections::BTreeSet<(Stri
         })
         .collect()
 }
+
+/// The hand-written head of a definition whose rest an importer generates: the text up to the
+/// importer's marker line, the operations it writes itself, and its first fallback group (the
+/// bucket generated operations draw from).
+pub(crate) struct Head<'a> {
+    /// The text before the marker.
+    pub(crate) top: &'a str,
+    /// The (method, path) pairs it writes.
+    pub(crate) written: std::collections::BTreeSet<(String, String)>,
+    /// Its first `fallback_groups` entry.
+    pub(crate) fallback_group: String,
+}
+
+impl<'a> Head<'a> {
+    /// Splits `definition` at `marker`; `err` makes the importer's error from a reason.
+    pub(crate) fn of(
+        definition: &'a str,
+        marker: &str,
+        err: impl Fn(String) -> crate::CatalogError,
+    ) -> Result<Self, crate::CatalogError> {
+        let end = definition
+            .find(marker)
+            .ok_or_else(|| err(format!("the definition has no line {marker:?}")))?;
+        let top = definition.get(..end).unwrap_or("");
+        let fallback_group = toml::from_str::<toml::Table>(top)
+            .ok()
+            .and_then(|t| {
+                t.get("fallback_groups")?
+                    .as_array()?
+                    .first()?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .ok_or_else(|| err("the head names no fallback group".into()))?;
+        Ok(Self {
+            top,
+            written: written_operations(top),
+            fallback_group,
+        })
+    }
+
+    /// The whole definition: the head, the marker, then `generated`.
+    pub(crate) fn with(&self, marker: &str, generated: &str) -> String {
+        format!("{}{marker}\n\n{generated}", self.top)
+    }
+}

@@ -63,22 +63,25 @@ struct SpecFile {
 /// specs, Apify's from its official document.
 #[derive(Debug, Clone, Default)]
 pub struct SpecAnswers {
-    ops: HashMap<(Method, String), SpecOp>,
+    /// Path template → its operations by method: looked up by `&str`, with no key to build per
+    /// request.
+    ops: HashMap<String, Vec<(Method, SpecOp)>>,
 }
 
 impl SpecAnswers {
-    /// WB's answers embedded in the binary: the committed import of its official specs.
+    /// The embedded examples set `name` (a definition's `examples`): the committed import of a
+    /// service's official description.
     ///
     /// ```
-    /// let specs = apistend_sandbox::SpecAnswers::embedded()?;
+    /// let specs = apistend_sandbox::SpecAnswers::embedded("wb")?;
     /// assert!(specs.len() > 290);
     /// # Ok::<(), apistend_sandbox::SandboxError>(())
     /// ```
     ///
     /// # Errors
-    /// [`SandboxError::Config`] if the embedded file is corrupt (a build problem).
-    pub fn embedded() -> Result<Self, SandboxError> {
-        super::examples::embedded("wb")
+    /// [`SandboxError::Config`] for a name no set has, or a corrupt file (a build problem).
+    pub fn embedded(name: &str) -> Result<Self, SandboxError> {
+        super::examples::embedded(name)
     }
 
     /// Reads an answers file as [`to_file_bytes`](Self::to_file_bytes) writes it.
@@ -99,7 +102,7 @@ impl SpecAnswers {
                 Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
             let mut op = r.op;
             op.render();
-            specs.ops.insert((method, r.path), op);
+            specs.insert(method, r.path, op);
         }
         Ok(specs)
     }
@@ -110,10 +113,12 @@ impl SpecAnswers {
         let mut operations: Vec<SpecRecord> = self
             .ops
             .iter()
-            .map(|((m, path), op)| SpecRecord {
-                method: m.as_str().to_owned(),
-                path: path.clone(),
-                op: op.clone(),
+            .flat_map(|(path, ops)| {
+                ops.iter().map(move |(m, op)| SpecRecord {
+                    method: m.as_str().to_owned(),
+                    path: path.clone(),
+                    op: op.clone(),
+                })
             })
             .collect();
         operations.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
@@ -154,9 +159,18 @@ impl SpecAnswers {
         Ok(specs)
     }
 
+    /// Adds (or replaces) the answer of `method path`.
+    fn insert(&mut self, method: Method, path: String, op: SpecOp) {
+        let ops = self.ops.entry(path).or_default();
+        match ops.iter_mut().find(|(m, _)| *m == method) {
+            Some((_, old)) => *old = op,
+            None => ops.push((method, op)),
+        }
+    }
+
     /// Number of operations loaded.
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.ops.values().map(Vec::len).sum()
     }
 
     /// Whether none was loaded.
@@ -211,7 +225,7 @@ impl SpecAnswers {
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let (status, media, example) = example(doc, op);
-                self.ops.insert((method, path.clone()), {
+                self.insert(method, path.clone(), {
                     let mut op = SpecOp {
                         status,
                         example,
@@ -316,7 +330,11 @@ impl SpecAnswers {
         call: &Call,
         empty_body_ok: bool,
     ) -> Option<Result<Success, Refusal>> {
-        let spec = self.ops.get(&(method, path.to_owned()))?;
+        let spec = self
+            .ops
+            .get(path)?
+            .iter()
+            .find_map(|(m, op)| (*m == method).then_some(op))?;
         for name in &spec.required_query {
             if !call.query.iter().any(|(k, _)| k == name) {
                 return Some(Err(Refusal::BadRequest(format!(
