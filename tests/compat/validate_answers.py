@@ -73,6 +73,40 @@ def sample(doc, schema, depth=0):
     return "x"
 
 
+def break_discriminator_cycles(doc):
+    """A discriminated base that its branches extend through `allOf` (MoySklad's
+    `AttributeAbstract`, mapping `file` to `attributeFile`, which is `allOf: [AttributeAbstract]`)
+    sends openapi-schema-validator into endless recursion: each branch re-applies the base's
+    discriminator. OpenAPI means the branch to include the base's constraints, not to dispatch
+    again, so inside each branch the reference to its base is replaced by the base without its
+    discriminator. Nothing else changes."""
+    schemas = (doc.get("components") or {}).get("schemas") or {}
+    for name, base in list(schemas.items()):
+        mapping = ((base or {}).get("discriminator") or {}).get("mapping") or {}
+        ref = f"#/components/schemas/{name}"
+        plain = {k: v for k, v in base.items() if k != "discriminator"}
+        for target in mapping.values():
+            branch = schemas.get(target.rsplit("/", 1)[-1]) if target.startswith("#/components/schemas/") else None
+            for i, part in enumerate((branch or {}).get("allOf") or []):
+                if isinstance(part, dict) and part.get("$ref") == ref:
+                    branch["allOf"][i] = plain
+    return doc
+
+
+def overlap_only(error):
+    """Whether `error` is only that of a `oneOf` whose branches overlap: the union holds the
+    value under several branches, or a union around it fails only because of such an inner
+    one in one of its branches."""
+    if error.validator == "oneOf" and "is valid under each of" in error.message:
+        return True
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        branches = {}
+        for c in error.context:
+            branches.setdefault(c.relative_schema_path[0], []).append(c)
+        return any(all(overlap_only(c) for c in cs) for cs in branches.values())
+    return False
+
+
 def validator_for(doc, schema):
     full = dict(deref(doc, schema))
     full["components"] = doc.get("components", {})
@@ -83,7 +117,7 @@ def validator_for(doc, schema):
 
 def walk(name, docs, base, headers, url_of, out):
     stats = {"service": name, "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
-             "schema_unusable": 0, "failures": []}
+             "schema_unusable": 0, "overlapping_union": 0, "failures": []}
     for doc in docs:
         for path, item in (doc.get("paths") or {}).items():
             shared = item.get("parameters") or []
@@ -133,7 +167,7 @@ def walk(name, docs, base, headers, url_of, out):
                 responses = op.get("responses", {})
                 if not (200 <= status < 300) or str(status) not in responses:
                     stats["not_answered"] += 1
-                    stats["failures"].append(f"{label}: {status} {raw[:160]!r}")
+                    stats["failures"].insert(0, f"{label}: {status} {raw[:160]!r}")
                     continue
                 resp_doc = deref(doc, responses[str(status)])
                 media = (resp_doc.get("content") or {}) if status != 204 else {}
@@ -158,9 +192,18 @@ def walk(name, docs, base, headers, url_of, out):
                 schema = media[json_type].get("schema")
                 try:
                     value = json.loads(raw) if raw else None
-                    if schema is not None:
-                        validator_for(doc, schema).validate(value)
-                    stats["valid"] += 1
+                    errors = [] if schema is None else list(validator_for(doc, schema).iter_errors(value))
+                    if not errors:
+                        stats["valid"] += 1
+                    elif all(overlap_only(e) for e in errors):
+                        # Valid, except that a `oneOf` whose branches overlap (MoySklad's
+                        # `assortment`: product, service, variant, bundle and consignment are
+                        # open objects with no required property, so every product is also a
+                        # valid service) holds it under more than one branch. No entity as the
+                        # service sends one matches exactly one of them; counted apart.
+                        stats["overlapping_union"] += 1
+                    else:
+                        raise errors[0]
                 except Exception as e:  # noqa: BLE001 - any failure is an invalid answer
                     first = str(e).splitlines()[0][:200]
                     # A schema the validator cannot read (Ozon's `type: "array of strings"`,
@@ -173,13 +216,14 @@ def walk(name, docs, base, headers, url_of, out):
     out.flush()
 
 
-def walk_amocrm(base, key, endpoints_path, out):
-    """amoCRM publishes no OpenAPI: each endpoint of endpoints.json (from its docs and SDK) is
-    sent with its documented request body and must answer its documented status, and a JSON
-    body with the documented example's keys."""
+def walk_documented(name, url_base, key, endpoints_path, out):
+    """Endpoints documented without an OpenAPI (amoCRM's endpoints.json, from its docs and SDK;
+    MoySklad's documentation-only endpoints): each is sent with its documented request body and
+    must answer its documented status (200 when none is given), and a JSON body with the
+    documented example's keys."""
     with open(endpoints_path, encoding="utf-8") as f:
         endpoints = json.load(f)["endpoints"]
-    stats = {"service": "amocrm", "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
+    stats = {"service": name, "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
              "schema_unusable": 0, "failures": []}
     for ep in endpoints:
         stats["operations"] += 1
@@ -187,9 +231,14 @@ def walk_amocrm(base, key, endpoints_path, out):
         while "{" in path:
             i, j = path.index("{"), path.index("}")
             path = path[:i] + "1" + path[j + 1:]
+        # The documentation's query strings sometimes sit in the path (`/entity/product/{id}&expand=files`).
+        if "&" in path and "?" not in path:
+            path = path.replace("&", "?", 1)
         body = ep.get("example_request_body")
+        if body is None and ep["method"] in ("POST", "PUT"):
+            body = {}  # a write sends a body, if only an empty one
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"{base}/amocrm{path}", data=data, method=ep["method"])
+        req = urllib.request.Request(f"{url_base}{path}", data=data, method=ep["method"])
         req.add_header("Authorization", f"Bearer {key}")
         req.add_header("X-Mock-Delay", "0")
         if data is not None:
@@ -200,10 +249,10 @@ def walk_amocrm(base, key, endpoints_path, out):
         except urllib.error.HTTPError as e:
             status, raw = e.code, e.read()
         label = f"{ep['method']} {ep['path']}"
-        want = ep.get("example_status", 200)
-        if status != want:
+        want = ep.get("example_status")
+        if status != want and not (want is None and 200 <= status < 300):
             stats["not_answered"] += 1
-            stats["failures"].append(f"{label}: {status}, documented {want}")
+            stats["failures"].append(f"{label}: {status}, documented {want or '2xx'}")
             continue
         expected = ep.get("example_response")
         got = json.loads(raw) if raw else None
@@ -223,7 +272,8 @@ def walk_amocrm(base, key, endpoints_path, out):
 def load(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    doc = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    return break_discriminator_cycles(doc)
 
 
 def main():
@@ -251,7 +301,11 @@ def main():
         if not only or name in only:
             walk(name, docs, base, headers, url_of, sys.stdout)
     if not only or "amocrm" in only:
-        walk_amocrm(base, key, os.path.join(shared, "specs/amocrm/endpoints.json"), sys.stdout)
+        walk_documented("amocrm", f"{base}/amocrm", key,
+                        os.path.join(shared, "specs/amocrm/endpoints.json"), sys.stdout)
+    if not only or "moysklad-doc-only" in only:
+        walk_documented("moysklad-doc-only", f"{base}/moysklad/api/remap/1.2", key,
+                        os.path.join(shared, "specs/moysklad/doc-only-endpoints.json"), sys.stdout)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ struct Op {
     groups: [&'static str; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    anonymous: bool,
     answer: Answer,
 }
 
@@ -51,7 +53,8 @@ struct Answer {
 }
 
 /// The definition: `head` up to and including [`MARKER`], then one operation per endpoint of
-/// `endpoints_json` under `/api/v4` (the OAuth token exchange is not an API call and is left out).
+/// `endpoints_json`: those under `/api/v4`, and the OAuth token exchange (`/oauth2/…`), which a
+/// client calls before it has a token and which is not an API call: `anonymous`.
 ///
 /// # Errors
 /// [`CatalogError::Spec`] for a file that is not the expected JSON, or a head without the marker.
@@ -67,8 +70,9 @@ pub fn import(head: &str, endpoints_json: &str) -> Result<String, CatalogError> 
     let operations = file
         .endpoints
         .into_iter()
-        .filter(|e| e.path.starts_with("/api/v4/"))
+        .filter(|e| e.path.starts_with("/api/v4/") || e.path.starts_with("/oauth2/"))
         .map(|e| Op {
+            anonymous: e.path.starts_with("/oauth2/"),
             method: e.method.to_ascii_uppercase(),
             paths: [e.path],
             groups: [GROUP],

@@ -269,6 +269,9 @@ pub struct Operation {
     pub weight_from: Option<String>,
     /// Its answer, when the definition writes one.
     pub fixture: Option<Fixture>,
+    /// Answered without a credential and without spending any bucket (amoCRM's OAuth token
+    /// exchange: a client calls it before it has a token, outside the API's limits).
+    pub anonymous: bool,
 }
 
 impl Operation {

@@ -116,13 +116,27 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
             let Some(m) = crate::Method::parse(&e.method) else {
                 continue;
             };
-            let path = format!("{base}{}", e.path.trim_end_matches('/'));
-            if written.contains(&(m.as_str().to_owned(), path.clone()))
-                || out
-                    .operations
-                    .iter()
-                    .any(|o| o.method == m.as_str() && o.paths[0] == path)
-            {
+            // The documentation's query strings sometimes sit in its paths
+            // (`/entity/product/{id}&expand=files&limit=100`): the path ends before them.
+            let bare = e.path.split(['?', '&']).next().unwrap_or("");
+            let path = format!("{base}{}", bare.trim_end_matches('/'));
+            // An endpoint the document already has; or one it has as a template when the
+            // documentation shows no answer of its own (`/entity/product/{id}/export` is the
+            // document's `/entity/{type}/{id}/export`, whose answer is the documented one).
+            // Literal paths with their own example stay (`/entity/counterparty/settings`).
+            let known = written
+                .iter()
+                .map(|(wm, wp)| (wm.as_str(), wp.as_str()))
+                .chain(
+                    out.operations
+                        .iter()
+                        .map(|o| (o.method.as_str(), o.paths[0].as_str())),
+                )
+                .any(|(om, op)| {
+                    om == m.as_str()
+                        && (op == path || (e.example_response.is_none() && covers(op, &path)))
+                });
+            if known {
                 continue;
             }
             out.operations.push(OpOut {
@@ -130,18 +144,29 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
                 paths: [path],
                 groups: [group.clone()],
                 summary: Some("documented outside the OpenAPI".into()),
+                // Without a documented answer, no content: what MoySklad's deletes and
+                // actions answer, and no invented body.
                 answer: Some(AnswerOut {
                     status: e.example_status.unwrap_or(200),
-                    body: Some(
-                        e.example_response
-                            .map_or_else(|| "{}".to_owned(), |v| v.to_string()),
-                    ),
+                    body: e.example_response.map(|v| v.to_string()),
                 }),
             });
         }
     }
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;
     Ok(head.with(MARKER, &body))
+}
+
+/// Whether the path template `template` (`{name}` stands for any one segment) covers `path`.
+fn covers(template: &str, path: &str) -> bool {
+    let (mut t, mut p) = (template.split('/'), path.split('/'));
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a == b || (a.starts_with('{') && a.ends_with('}')) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// The path of a server URL (`https://api.moysklad.ru/api/remap/1.2` → `/api/remap/1.2`),
@@ -171,4 +196,19 @@ fn base_path(doc: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("");
     server_path(url).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covers;
+
+    #[test]
+    fn a_template_covers_the_paths_it_stands_for() {
+        let t = "/api/remap/1.2/entity/{type}/{id}/export";
+        assert!(covers(t, "/api/remap/1.2/entity/product/{id}/export"));
+        assert!(covers(t, t));
+        assert!(!covers(t, "/api/remap/1.2/entity/product/export"));
+        assert!(!covers(t, "/api/remap/1.2/entity/product/{id}/export/x"));
+        assert!(!covers("/a/b", "/a/{b}"));
+    }
 }

@@ -83,6 +83,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 weight: 1,
                 weight_from: None,
                 fixture: None,
+                anonymous: false,
             },
             op.group.clone(),
         ));

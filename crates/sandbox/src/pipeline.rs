@@ -371,6 +371,11 @@ async fn handle_inner(
     else {
         return axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND);
     };
+    // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
+    // has a token): its answer, without a credential and without spending a bucket.
+    if resolved.operation.is_some_and(|o| o.anonymous) {
+        return success(state, service, &resolved, &call, meta, 0).into_response();
+    }
     let principal = call
         .credential
         .as_deref()
@@ -628,6 +633,15 @@ fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> 
     a
 }
 
+/// The body of an answer of `media` type (not the service's JSON), with its `Content-Type`.
+fn file(media: Option<&str>, body: &serde_json::Value) -> Option<(HeaderValue, Vec<u8>)> {
+    let m = media?;
+    Some((
+        HeaderValue::from_str(m).ok()?,
+        crate::services::samples::file(m, body),
+    ))
+}
+
 fn success(
     state: &AppState,
     service: &Service,
@@ -660,12 +674,7 @@ fn success(
         Some(Ok(s)) => Answer {
             status: s.status,
             content_type,
-            file: s.media.as_deref().and_then(|m| {
-                Some((
-                    HeaderValue::from_str(m).ok()?,
-                    crate::services::samples::file(m, &s.body),
-                ))
-            }),
+            file: file(s.media.as_deref(), &s.body),
             body: if s.body.is_null() || s.media.is_some() || s.rendered.is_some() {
                 String::new()
             } else {
@@ -684,15 +693,23 @@ fn success(
         Some(Err(Refusal::BadRequest(why))) => {
             Answer::error(service, &ErrorKind::BadRequest(why), &ctx())
         }
-        Some(Err(Refusal::Body { status, body })) => Answer {
+        Some(Err(Refusal::Body {
+            status,
+            body,
+            media,
+        })) => Answer {
             status,
             content_type,
-            body: body.to_string(),
+            file: file(media.as_deref(), &body),
+            body: if media.is_some() {
+                String::new()
+            } else {
+                body.to_string()
+            },
             rate: RateHeaders::default(),
             scenario: None,
             headers: Vec::new(),
             mode: BodyMode::Full,
-            file: None,
             rendered: None,
         },
     }

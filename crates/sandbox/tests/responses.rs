@@ -87,6 +87,44 @@ async fn wb_answers_from_the_embedded_import_without_any_spec_directory() {
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 }
 
+/// A refusal in the media type the operation's description documents for its 400: WB's tariffs
+/// answer `application/problem+json` (the example's `origin`, the reason as `detail`), its
+/// advertising API `text/plain`; the others keep the service's JSON.
+#[tokio::test]
+async fn wb_refusals_use_the_media_type_their_description_documents() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let send = |req: reqwest::RequestBuilder| async {
+        let r = req
+            .header("Authorization", &s.key)
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap();
+        let media = r.headers()["content-type"].to_str().unwrap().to_owned();
+        (r.status().as_u16(), media, r.text().await.unwrap())
+    };
+    let (status, media, body) =
+        send(c.get(format!("{}/wb/common-api/api/v1/tariffs/pallet", s.base))).await;
+    assert_eq!((status, media.as_str()), (400, "application/problem+json"));
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["origin"], "tariffs");
+    assert!(
+        body["detail"].as_str().unwrap().contains("\"date\""),
+        "{body}"
+    );
+    let (status, media, body) =
+        send(c.post(format!("{}/wb/advert-api/adv/v1/promotion/adverts", s.base))).await;
+    assert_eq!((status, media.as_str()), (400, "text/plain"));
+    assert_eq!(body, "request body is required");
+    let (status, media, _) = send(c.get(format!(
+        "{}/wb/statistics-api/api/v1/supplier/incomes",
+        s.base
+    )))
+    .await;
+    assert_eq!((status, media.as_str()), (400, "application/json"));
+}
+
 #[tokio::test]
 async fn wb_answers_from_all_fourteen_specs() {
     let Some(specs) = support::wb_specs() else {

@@ -71,6 +71,39 @@ async fn amocrm_answers_its_most_used_endpoints_from_its_definition() {
     assert!(body["detail"].is_string());
 }
 
+/// amoCRM's OAuth token exchange (developers.kommo.com/reference/get-token) is made before the
+/// client has a token: it answers the documented tokens without an `Authorization` header, and
+/// it spends nothing of the integration's 7 per second.
+#[tokio::test]
+async fn amocrm_exchanges_oauth_tokens_without_a_token_and_outside_the_api_limit() {
+    let s = support::start(|c| c).await;
+    let http = support::client();
+    for _ in 0..10 {
+        let r = http
+            .post(format!("{}/amocrm/oauth2/access_token", s.base))
+            .header("X-Mock-Delay", "0")
+            .json(&serde_json::json!({"client_id": "x", "client_secret": "y",
+                "grant_type": "refresh_token", "refresh_token": "z", "redirect_uri": "https://a.example"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let body: Value = r.json().await.unwrap();
+        for field in ["token_type", "expires_in", "access_token", "refresh_token"] {
+            assert!(body.get(field).is_some(), "{field} missing: {body}");
+        }
+    }
+    // Ten exchanges within a second, and the integration still has its 7.
+    let r = http
+        .get(format!("{}/amocrm/api/v4/account", s.base))
+        .bearer_auth(&s.key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
 /// Source: ../shared/specs/amocrm/limits.json — "not more than 7 requests per second"
 /// (developers.kommo.com/docs/limitations); over it a 429 whose body is not JSON (the official
 /// SDK raises AmoCRMApiTooManyRequestsException for exactly that), no rate-limit headers; an

@@ -242,6 +242,7 @@ pub(crate) fn build(
                 weight,
                 weight_from: o.weight_from.clone(),
                 fixture: fixture.clone(),
+                anonymous: o.anonymous,
             });
         }
     }

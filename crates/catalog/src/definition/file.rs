@@ -242,6 +242,11 @@ pub struct OperationDef {
     /// Its answer, for `answers = "fixtures"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerDef>,
+    /// Answered without a credential and without spending any bucket: a call that is not part
+    /// of the API it limits (amoCRM's OAuth token exchange, which a client makes before it has
+    /// a token).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anonymous: bool,
 }
 
 /// A concurrency limit.

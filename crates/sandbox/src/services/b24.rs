@@ -120,6 +120,7 @@ fn error(status: u16, code: &str, text: &str) -> Refusal {
     Refusal::Body {
         status,
         body: json!({"error": code, "error_description": text}),
+        media: None,
     }
 }
 

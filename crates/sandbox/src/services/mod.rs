@@ -52,5 +52,7 @@ pub(crate) enum Refusal {
     Body {
         status: u16,
         body: serde_json::Value,
+        /// Its media type, when not the service's (a documented `application/problem+json`).
+        media: Option<String>,
     },
 }

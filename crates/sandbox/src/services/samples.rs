@@ -1,6 +1,6 @@
 //! Small valid files for the operations whose answer is not JSON (WB's and Ozon's PDF labels and
-//! acts, ZIP reports, PNG barcodes, Yandex Market's JPEG photos, Apify's plain-text logs): a
-//! client that opens the file, not only reads its bytes, gets one of the declared type.
+//! acts, ZIP reports, PNG barcodes, Yandex Market's JPEG photos and XLSX acts, Apify's plain-text
+//! logs): a client that opens the file, not only reads its bytes, gets one of the declared type.
 
 use serde_json::Value;
 
@@ -32,6 +32,11 @@ const JPEG: &[u8] = &[
     0x01, 0x01, 0x00, 0x00, 0x3f, 0x00, 0xd2, 0xcf, 0x20, 0xff, 0xd9,
 ];
 
+/// A one-sheet XLSX workbook (A1: "APIStend sample"), written with Python's `zipfile` and
+/// opened with openpyxl to check it. Yandex Market sends its XLSX acts as
+/// `application/vnd.ms-excel`, so that type gets it too.
+const XLSX: &[u8] = include_bytes!("../../data/sample.xlsx");
+
 /// The body of an answer of `media` type (not JSON); `example` is the description's example,
 /// used as the text of a text type.
 pub(crate) fn file(media: &str, example: &Value) -> Vec<u8> {
@@ -41,12 +46,20 @@ pub(crate) fn file(media: &str, example: &Value) -> Vec<u8> {
         "application/zip" | "application/x-zip-compressed" => ZIP.to_vec(),
         "image/png" => PNG.to_vec(),
         "image/jpeg" | "image/jpg" => JPEG.to_vec(),
-        t if t.starts_with("text/") || t.ends_with("csv") || t.ends_with("xml") => match example {
-            Value::String(s) => s.clone().into_bytes(),
-            Value::Null => Vec::new(),
-            other => other.to_string().into_bytes(),
-        },
-        // A type with no sample of its own (Excel sheets): bytes that say what they stand for.
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+        | "application/vnd.ms-excel" => XLSX.to_vec(),
+        t if t.starts_with("text/")
+            || t.ends_with("csv")
+            || t.ends_with("xml")
+            || t.ends_with("+json") =>
+        {
+            match example {
+                Value::String(s) => s.clone().into_bytes(),
+                Value::Null => Vec::new(),
+                other => other.to_string().into_bytes(),
+            }
+        }
+        // A type with no sample of its own: bytes that say what they stand for.
         _ => format!("APIStend sample of {essence}\n").into_bytes(),
     }
 }
@@ -61,6 +74,15 @@ mod tests {
         assert!(file("application/zip", &Value::Null).starts_with(b"PK\x05\x06"));
         assert!(file("image/png", &Value::Null).starts_with(b"\x89PNG\r\n\x1a\n"));
         assert!(file("image/jpeg", &Value::Null).starts_with(&[0xff, 0xd8]));
+        // An OOXML package is a ZIP with a local file header first.
+        assert!(file("application/vnd.ms-excel", &Value::Null).starts_with(b"PK\x03\x04"));
+        assert_eq!(
+            file(
+                "application/problem+json",
+                &serde_json::json!({"status": 400})
+            ),
+            br#"{"status":400}"#
+        );
         assert_eq!(
             file("text/plain; charset=utf-8", &Value::from("log line")),
             b"log line"

@@ -44,13 +44,7 @@ pub(crate) fn complete(doc: &Value, schema: &Value, value: &mut Value, depth: u3
     match value {
         Value::Object(obj) => {
             let props = s.get("properties").and_then(Value::as_object);
-            for name in s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
+            for name in required(s) {
                 if !obj.contains_key(name) {
                     let sub = props
                         .and_then(|p| p.get(name))
@@ -119,6 +113,14 @@ fn type_fits(schema: &Value, value: &Value) -> bool {
 /// An instance of `schema`: examples and defaults where the spec gives them, the first of an
 /// enum, otherwise the plainest value of the type. Bounded in depth, for recursive schemas.
 pub(crate) fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
+    build(doc, schema, depth, None)
+}
+
+/// [`from_schema`], inside the branch `within` of a discriminated union: a base schema that the
+/// branch extends through `allOf` (MoySklad's `attributeFile` is `allOf: [AttributeAbstract]`,
+/// whose discriminator maps `file` back to `attributeFile`) is built as itself there, not
+/// dispatched to the branch again.
+fn build(doc: &Value, schema: &Value, depth: u32, within: Option<&str>) -> Value {
     let s = deref(doc, schema);
     if let Some(v) = s.get("const") {
         return v.clone();
@@ -147,33 +149,37 @@ pub(crate) fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
         return first.clone();
     }
     // Deep in a recursive schema: the plainest value of its type, never a null it forbids.
-    let deep = depth > 12;
-    if let Some(parts) = s.get("allOf").and_then(Value::as_array).filter(|_| !deep) {
-        let mut merged = serde_json::Map::new();
-        for part in parts {
-            match from_schema(doc, part, depth + 1) {
-                Value::Object(o) => merged.extend(o),
-                other if parts.len() == 1 => return other,
-                _ => {}
-            }
-        }
-        return Value::Object(merged);
-    }
+    let deep = depth > 24;
     // A discriminated union: its first mapping's schema, with the discriminating property set
     // to that mapping's name (MoySklad's `type`), as a validator of the union requires.
-    if let Some((prop, name, target)) = discriminated(s).filter(|_| !deep) {
-        let mut v = from_schema(doc, &json!({"$ref": target}), depth + 1);
+    if let Some((prop, name, target)) = discriminated(s).filter(|d| !deep && within != Some(d.2)) {
+        let mut v = build(doc, &json!({"$ref": target}), depth + 1, Some(target));
         if let Value::Object(obj) = &mut v {
             obj.insert(prop.to_owned(), json!(name));
         }
         return v;
+    }
+    // `allOf`: every part merged, then the schema's own properties over them (a schema may
+    // have both, as MoySklad's `AttributeAbstract` does).
+    if let Some(parts) = s.get("allOf").and_then(Value::as_array).filter(|_| !deep) {
+        let mut merged = serde_json::Map::new();
+        for part in parts {
+            match build(doc, part, depth + 1, within) {
+                Value::Object(o) => merged.extend(o),
+                other if parts.len() == 1 && s.get("properties").is_none() => return other,
+                _ => {}
+            }
+        }
+        merged.extend(properties(doc, s, depth, within));
+        require(s, &mut merged);
+        return Value::Object(merged);
     }
     if let Some(first) = ["oneOf", "anyOf"]
         .iter()
         .filter(|_| !deep)
         .find_map(|k| s.get(*k).and_then(Value::as_array).and_then(|a| a.first()))
     {
-        return from_schema(doc, first, depth + 1);
+        return build(doc, first, depth + 1, within);
     }
     let ty = match s.get("type") {
         Some(Value::String(t)) => t.as_str(),
@@ -191,30 +197,16 @@ pub(crate) fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
         "object" if deep => json!({}),
         "array" if deep => json!([]),
         "object" => {
-            // Deep down only the required properties: recursive schemas end, answers stay small.
-            let required: Vec<&str> = s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            Value::Object(
-                s.get("properties")
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flatten()
-                    .filter(|(k, _)| depth < 6 || required.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), from_schema(doc, v, depth + 1)))
-                    .collect(),
-            )
+            let mut obj = properties(doc, s, depth, within);
+            require(s, &mut obj);
+            Value::Object(obj)
         }
         // One item near the top; deeper lists stay empty unless the schema needs items.
         "array" => match s.get("items") {
             Some(items)
                 if depth < 6 || s.get("minItems").and_then(Value::as_u64).unwrap_or(0) > 0 =>
             {
-                json!([from_schema(doc, items, depth + 1)])
+                json!([build(doc, items, depth + 1, within)])
             }
             _ => json!([]),
         },
@@ -259,6 +251,44 @@ pub(crate) fn from_schema(doc: &Value, schema: &Value, depth: u32) -> Value {
     }
 }
 
+/// An object of `s`'s properties (deep down only the required ones: recursive schemas end,
+/// answers stay small).
+fn properties(
+    doc: &Value,
+    s: &Value,
+    depth: u32,
+    within: Option<&str>,
+) -> serde_json::Map<String, Value> {
+    let required: Vec<&str> = required(s).collect();
+    s.get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| depth < 6 || required.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), build(doc, v, depth + 1, within)))
+        .collect()
+}
+
+/// A name `s` requires that nothing defines (MoySklad's `FinanceInOperationAbstract` requires
+/// `meta` and leaves its shape to the branches): an empty object, which a property without a
+/// schema accepts.
+fn require(s: &Value, obj: &mut serde_json::Map<String, Value>) {
+    for name in required(s) {
+        if !obj.contains_key(name) {
+            obj.insert(name.to_owned(), json!({}));
+        }
+    }
+}
+
+/// The names `s` lists as `required`.
+fn required(s: &Value) -> impl Iterator<Item = &str> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +318,29 @@ mod tests {
         let doc = json!({"components": {"schemas": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/components/schemas/Node"}}}}}});
         let v = from_schema(&doc, &json!({"$ref": "#/components/schemas/Node"}), 0);
         assert!(v.pointer("/next/next/next").is_some());
+    }
+    #[test]
+    fn a_union_whose_branches_extend_its_base_is_built_as_its_first_branch() {
+        // MoySklad's shape: the base maps `file` to a branch that is `allOf: [base]`.
+        let doc = json!({"components": {"schemas": {
+            "Base": {"type": "object", "required": ["type"],
+                     "discriminator": {"propertyName": "type",
+                                       "mapping": {"file": "#/components/schemas/File"}},
+                     "allOf": [{"$ref": "#/components/schemas/Meta"}],
+                     "properties": {"id": {"type": "string", "format": "uuid"}, "type": {"type": "string"}}},
+            "File": {"type": "object", "allOf": [{"$ref": "#/components/schemas/Base"}],
+                     "properties": {"value": {"type": "string"}}},
+            "Meta": {"type": "object", "properties": {"meta": {"type": "object"}}},
+            "Linked": {"type": "object", "required": ["meta", "sum"],
+                       "allOf": [{"type": "object", "properties": {"sum": {"type": "number"}}}]}
+        }}});
+        let v = from_schema(&doc, &json!({"$ref": "#/components/schemas/Base"}), 0);
+        assert_eq!(
+            v,
+            json!({"meta": {}, "id": "00000000-0000-0000-0000-000000000000", "type": "file", "value": ""})
+        );
+        // A required name that nothing defines is still there.
+        let v = from_schema(&doc, &json!({"$ref": "#/components/schemas/Linked"}), 0);
+        assert_eq!(v, json!({"sum": 0, "meta": {}}));
     }
 }

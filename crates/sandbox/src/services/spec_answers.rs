@@ -27,6 +27,61 @@ struct SpecOp {
     rendered: axum::body::Bytes,
     required_query: Vec<String>,
     body_required: bool,
+    /// The 400 its description documents, when that is not the service's usual JSON (WB's
+    /// `application/problem+json` and `text/plain` refusals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refusal: Option<DocumentedRefusal>,
+}
+
+/// A documented 400: its media type and example.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct DocumentedRefusal {
+    media: String,
+    example: Value,
+}
+
+impl DocumentedRefusal {
+    /// The 400 of `op` in `doc`, when its media type is not plain `application/json`.
+    fn of(doc: &Value, op: &Value) -> Option<Self> {
+        let resp = deref(doc, op.get("responses")?.get("400")?);
+        let (media, content) = resp.get("content")?.as_object()?.iter().next()?;
+        if media.split(';').next().unwrap_or("").trim() == "application/json" {
+            return None;
+        }
+        let example = content
+            .get("example")
+            .cloned()
+            .or_else(|| {
+                let first = content.get("examples")?.as_object()?.values().next()?;
+                deref(doc, first).get("value").cloned()
+            })
+            .unwrap_or(Value::Null);
+        Some(Self {
+            media: media.clone(),
+            example,
+        })
+    }
+
+    /// This refusal saying `why`: a problem document's `detail` (and a text's whole body) is
+    /// the reason; the rest is the description's example (WB's `origin`, `title`).
+    fn saying(&self, why: String) -> Refusal {
+        let body = match &self.example {
+            Value::Object(o) => {
+                let mut o = o.clone();
+                o.insert("detail".into(), Value::String(why));
+                Value::Object(o)
+            }
+            _ if self.media.contains("json") => {
+                json!({"title": "Bad Request", "status": 400, "detail": why})
+            }
+            _ => Value::String(why),
+        };
+        Refusal::Body {
+            status: 400,
+            body,
+            media: Some(self.media.clone()),
+        }
+    }
 }
 
 impl SpecOp {
@@ -224,6 +279,7 @@ impl SpecAnswers {
                     .and_then(|b| b.get("required"))
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
+                let refusal = DocumentedRefusal::of(doc, op);
                 let (status, media, example) = example(doc, op);
                 self.insert(method, path.clone(), {
                     let mut op = SpecOp {
@@ -232,6 +288,7 @@ impl SpecAnswers {
                         media,
                         required_query,
                         body_required,
+                        refusal,
                         rendered: axum::body::Bytes::new(),
                     };
                     op.render();
@@ -335,16 +392,19 @@ impl SpecAnswers {
             .get(path)?
             .iter()
             .find_map(|(m, op)| (*m == method).then_some(op))?;
+        // The service's 400, or the one the description documents for this operation.
+        let refuse = |why: String| match &spec.refusal {
+            Some(documented) => documented.saying(why),
+            None => Refusal::BadRequest(why),
+        };
         for name in &spec.required_query {
             if !call.query.iter().any(|(k, _)| k == name) {
-                return Some(Err(Refusal::BadRequest(format!(
-                    "parameter \"{name}\" is required"
-                ))));
+                return Some(Err(refuse(format!("parameter \"{name}\" is required"))));
             }
         }
         // Any body will do: some operations take multipart uploads or octet streams.
         if spec.body_required && !call.has_body && !empty_body_ok {
-            return Some(Err(Refusal::BadRequest("request body is required".into())));
+            return Some(Err(refuse("request body is required".into())));
         }
         let mut answer = Success::new(spec.status, Value::Null);
         answer.rendered = Some(spec.rendered.clone());
