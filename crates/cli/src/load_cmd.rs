@@ -71,6 +71,10 @@ pub(crate) struct LoadArgs {
     /// Print one JSON object at the end instead of the summary.
     #[arg(long)]
     json: bool,
+    /// Serve the clients' metrics (`apistend_client_*`, `apistend_limiter_*`) as Prometheus
+    /// text at `http://ADDR/metrics` while the run lasts.
+    #[arg(long, env = "APISTEND_METRICS_ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// What a run measured.
@@ -174,6 +178,10 @@ async fn load(
     algorithm: Algorithm,
     overrides: &Overrides,
 ) -> anyhow::Result<Summary> {
+    if let Some(addr) = args.metrics_addr {
+        let bound = crate::metrics_listener::serve(addr).await?;
+        eprintln!("metrics on http://{bound}/metrics");
+    }
     let catalog = args.services.catalog(&Overrides::default())?;
     let sid = catalog.service_id(&args.service)?;
     let service = catalog

@@ -111,6 +111,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()?;
     rt.block_on(async move {
         let sandbox = Sandbox::new(config).await?;
+        // The engine's facade metrics go to the registry `/metrics` renders.
+        metrics::set_global_recorder(sandbox.recorder())
+            .map_err(|_| anyhow::anyhow!("a metrics recorder is already installed"))?;
         // Handlers first: a SIGTERM that arrives right after the banner must stop us gracefully.
         let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("binding {}", args.addr))?;

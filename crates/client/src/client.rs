@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::config::ClientConfig;
 use crate::error::{ClientError, RefusedBy};
 use crate::hint::server_hint;
-use crate::metrics::{Counters, Stats, inc, labels};
+use crate::metrics::{Counters, Handles, Stats, inc};
 
 /// Builds a [`Client`].
 #[derive(Debug, Default)]
@@ -176,13 +176,15 @@ impl ClientBuilder {
             .default_headers(headers)
             .build()
             .map_err(|e| ClientError::Config(format!("HTTP client: {e}")))?;
+        let account = self
+            .account
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| "_global".to_owned());
         Ok(Client {
             inner: Arc::new(Inner {
                 service,
-                account: self
-                    .account
-                    .filter(|a| !a.is_empty())
-                    .unwrap_or_else(|| "_global".to_owned()),
+                handles: Handles::new(&definition, &account),
+                account,
                 store,
                 base_path,
                 base: base.trim_end_matches('/').to_owned(),
@@ -213,6 +215,8 @@ pub(crate) struct Inner {
     config: ClientConfig,
     http: reqwest::Client,
     counters: Counters,
+    /// The metric handles of this account's groups.
+    handles: Handles,
     /// Bitrix24: when each method's operating-time budget frees up (from the `time` blocks).
     operating_reset: Mutex<HashMap<String, f64>>,
     /// A decaying maximum of recent request latencies (send to response head), in µs: no request
@@ -310,7 +314,6 @@ impl Inner {
     ) -> Result<Duration, ClientError> {
         let c = self;
         let (groups, keys, ceiling) = (&plan.groups, &plan.keys, plan.ceiling);
-        let sid = c.service.as_str();
         let start = Instant::now();
         loop {
             let mut wait = None;
@@ -336,11 +339,9 @@ impl Inner {
                     u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
                     std::sync::atomic::Ordering::Relaxed,
                 );
-                for g in groups {
-                    let l = labels(sid, &c.account, &g.id);
-                    metrics::counter!("apistend_client_acquisitions_total", &l).increment(1);
-                    metrics::histogram!("apistend_client_local_wait_seconds", &l)
-                        .record(waited.as_secs_f64());
+                for h in groups.iter().filter_map(|g| c.handles.group(&g.id)) {
+                    h.acquisitions.increment(1);
+                    h.local_wait.record(waited.as_secs_f64());
                 }
                 return Ok(waited);
             };
@@ -350,11 +351,9 @@ impl Inner {
                 || deadline.is_some_and(|d| Instant::now() + wait > d);
             if refuse {
                 inc(&c.counters.local_refusals);
-                metrics::counter!(
-                    "apistend_client_local_refusals_total",
-                    &labels(sid, &c.account, &group.id)
-                )
-                .increment(1);
+                if let Some(h) = c.handles.group(&group.id) {
+                    h.local_refusals.increment(1);
+                }
                 return Err(ClientError::RateLimited {
                     retry_after: wait,
                     refused_by: RefusedBy::Local,
@@ -382,11 +381,15 @@ impl Inner {
             .max(backoff(self.config.retry_base, attempt))
             .min(plan.ceiling);
         for (g, k) in plan.groups.iter().zip(&plan.keys) {
-            let l = labels(sid, &self.account, &g.id);
-            metrics::counter!("apistend_client_unexpected_429_total", &l).increment(1);
+            let h = self.handles.group(&g.id);
+            if let Some(h) = h {
+                h.unexpected_429.increment(1);
+            }
             self.store.penalize(k, &g.quota, pause).await?;
             inc(&self.counters.penalties);
-            metrics::counter!("apistend_client_penalties_total", &l).increment(1);
+            if let Some(h) = h {
+                h.penalties.increment(1);
+            }
         }
         tracing::warn!(service = sid, account = %self.account, status, ?pause, "rate-limited by the server although the local limiter allowed; penalized the shared bucket");
         Ok(pause)
@@ -592,7 +595,6 @@ impl RequestBuilder<'_> {
         let c = &self.client.inner;
         let op_path = operation_path(c.definition(), &self.path);
         let plan = c.plan(self.method, &self.path);
-        let sid = c.service.as_str();
         let ceiling = plan.ceiling;
         let url = format!("{}{}", c.base, self.path);
         let b24_method = c
@@ -645,7 +647,7 @@ impl RequestBuilder<'_> {
                         });
                     }
                     inc(&c.counters.retries_network);
-                    count_retry(sid, &c.account, "network");
+                    c.handles.retries_network.increment(1);
                     continue;
                 }
             };
@@ -702,7 +704,7 @@ impl RequestBuilder<'_> {
                     });
                 }
                 inc(&c.counters.retries_rate_limit);
-                count_retry(sid, &c.account, "rate_limit");
+                c.handles.retries_rate_limit.increment(1);
                 // No sleep here: the next acquire waits out the penalty, as every process does.
                 continue;
             }
@@ -719,7 +721,7 @@ impl RequestBuilder<'_> {
                         });
                     }
                     inc(&c.counters.retries_server);
-                    count_retry(sid, &c.account, "server");
+                    c.handles.retries_server.increment(1);
                 }
                 _ => return Err(ClientError::Api { status, body: json }),
             }
@@ -787,10 +789,6 @@ fn until_unix(at: f64) -> Duration {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     Duration::from_secs_f64((at - now).clamp(0.0, 86_400.0))
-}
-
-fn count_retry(service: &str, account: &str, cause: &'static str) {
-    metrics::counter!("apistend_client_retries_total", "service" => service.to_owned(), "account" => account.to_owned(), "cause" => cause).increment(1);
 }
 
 /// The catalog path of a request path: a webhook path (Bitrix24's

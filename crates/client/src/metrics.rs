@@ -71,10 +71,61 @@ pub(crate) fn inc(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
-pub(crate) fn labels(service: &str, account: &str, group: &str) -> [(&'static str, String); 3] {
-    [
-        ("service", service.to_owned()),
-        ("account", account.to_owned()),
-        ("group", group.to_owned()),
-    ]
+/// One group's metric handles for one account.
+#[derive(Debug)]
+pub(crate) struct GroupHandles {
+    pub(crate) acquisitions: metrics::Counter,
+    pub(crate) local_wait: metrics::Histogram,
+    pub(crate) local_refusals: metrics::Counter,
+    pub(crate) penalties: metrics::Counter,
+    pub(crate) unexpected_429: metrics::Counter,
+}
+
+/// A client's metric handles, registered with the global recorder when the client is built
+/// (install the recorder before that) and kept: recording is then an atomic increment, with no
+/// label vector built and no registry lookup per call.
+#[derive(Debug)]
+pub(crate) struct Handles {
+    groups: std::collections::HashMap<String, GroupHandles>,
+    pub(crate) retries_rate_limit: metrics::Counter,
+    pub(crate) retries_server: metrics::Counter,
+    pub(crate) retries_network: metrics::Counter,
+}
+
+impl Handles {
+    /// The handles of `account` for every group of `service`.
+    pub(crate) fn new(service: &apistend_catalog::Service, account: &str) -> Self {
+        let sid = service.id.to_string();
+        let groups = service
+            .groups
+            .iter()
+            .map(|g| {
+                let l = [
+                    ("service", sid.clone()),
+                    ("account", account.to_owned()),
+                    ("group", g.id.clone()),
+                ];
+                let h = GroupHandles {
+                    acquisitions: metrics::counter!("apistend_client_acquisitions_total", &l),
+                    local_wait: metrics::histogram!("apistend_client_local_wait_seconds", &l),
+                    local_refusals: metrics::counter!("apistend_client_local_refusals_total", &l),
+                    penalties: metrics::counter!("apistend_client_penalties_total", &l),
+                    unexpected_429: metrics::counter!("apistend_client_unexpected_429_total", &l),
+                };
+                (g.id.clone(), h)
+            })
+            .collect();
+        let retries = |cause: &'static str| metrics::counter!("apistend_client_retries_total", "service" => sid.clone(), "account" => account.to_owned(), "cause" => cause);
+        Self {
+            groups,
+            retries_rate_limit: retries("rate_limit"),
+            retries_server: retries("server"),
+            retries_network: retries("network"),
+        }
+    }
+
+    /// The handles of group `id` (every group of the service has them).
+    pub(crate) fn group(&self, id: &str) -> Option<&GroupHandles> {
+        self.groups.get(id)
+    }
 }

@@ -5,9 +5,8 @@
 //! - `apistend_limiter_store_errors_total{store, kind}`: a store that could not answer;
 //! - `apistend_limiter_fallbacks_total{store}`: decisions taken by the local fallback instead.
 //!
-//! Labels are literals on purpose: with literals the macro builds its key statically, with
-//! variables it allocates a label vector on every call, which on the hot path was most of the cost
-//! of a decision.
+//! The decision counters' handles are registered once and kept (the hot path does no lookup);
+//! the rare error and fallback counters are looked up when they happen.
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Outcome {
@@ -22,34 +21,50 @@ pub(crate) enum Store {
     Redis,
 }
 
+/// The four decision counters, registered with the global recorder on the first decision and
+/// kept: a decision then costs one atomic increment, with no registry lookup. Install the
+/// recorder before the first decision (the binary does, at start).
+static DECISIONS: std::sync::OnceLock<[metrics::Counter; 4]> = std::sync::OnceLock::new();
+
 #[inline]
 pub(crate) fn record_decision(store: Store, outcome: Outcome) {
-    use Outcome::{Allowed, Denied};
     const NAME: &str = "apistend_limiter_decisions_total";
-    let counter = match (store, outcome) {
-        (Store::Memory, Allowed) => {
-            metrics::counter!(NAME, "store" => "memory", "outcome" => "allowed")
-        }
-        (Store::Memory, Denied) => {
-            metrics::counter!(NAME, "store" => "memory", "outcome" => "denied")
-        }
-        (Store::Redis, Allowed) => {
-            metrics::counter!(NAME, "store" => "redis", "outcome" => "allowed")
-        }
-        (Store::Redis, Denied) => {
-            metrics::counter!(NAME, "store" => "redis", "outcome" => "denied")
-        }
+    let counters = DECISIONS.get_or_init(|| {
+        metrics::describe_counter!(NAME, "Rate-limit decisions, by store and outcome.");
+        [
+            metrics::counter!(NAME, "store" => "memory", "outcome" => "allowed"),
+            metrics::counter!(NAME, "store" => "memory", "outcome" => "denied"),
+            metrics::counter!(NAME, "store" => "redis", "outcome" => "allowed"),
+            metrics::counter!(NAME, "store" => "redis", "outcome" => "denied"),
+        ]
+    });
+    let i = match store {
+        Store::Memory => 0,
+        Store::Redis => 2,
+    } + match outcome {
+        Outcome::Allowed => 0,
+        Outcome::Denied => 1,
     };
-    counter.increment(1);
+    if let Some(c) = counters.get(i) {
+        c.increment(1);
+    }
 }
 
 #[cfg(feature = "redis")]
 pub(crate) fn record_store_error(store: &'static str, kind: &'static str) {
+    metrics::describe_counter!(
+        "apistend_limiter_store_errors_total",
+        "Store calls that failed, by store and kind."
+    );
     metrics::counter!("apistend_limiter_store_errors_total", "store" => store, "kind" => kind)
         .increment(1);
 }
 
 #[cfg(feature = "redis")]
 pub(crate) fn record_fallback(store: &'static str) {
+    metrics::describe_counter!(
+        "apistend_limiter_fallbacks_total",
+        "Decisions taken by the local fallback while the store did not answer."
+    );
     metrics::counter!("apistend_limiter_fallbacks_total", "store" => store).increment(1);
 }

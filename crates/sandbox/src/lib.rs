@@ -45,6 +45,7 @@ use axum::extract::State;
 use http::{Request, Response, StatusCode};
 
 pub use error::SandboxError;
+pub use metrics::SharedRecorder;
 pub use services::b24_methods::B24Methods;
 pub use services::spec_answers::SpecAnswers;
 pub use tenants::{
@@ -353,6 +354,7 @@ impl Sandbox {
             .filter_map(|s| Some((s.id, operating::Operating::new(s.operating_budget?))))
             .collect();
         let metrics = metrics::Metrics::new(&catalog);
+        metrics.keep_up();
         let answers = catalog
             .services()
             .iter()
@@ -428,6 +430,13 @@ impl Sandbox {
             .iter()
             .map(|(id, set)| (*id, set.len()))
             .collect()
+    }
+
+    /// The Prometheus recorder `/metrics` renders. Installed as the process's global recorder
+    /// ([`::metrics::set_global_recorder`], once, before the first request) it also collects the
+    /// engine's and the clients' facade metrics, which `/metrics` then shows too.
+    pub fn recorder(&self) -> SharedRecorder {
+        self.state.metrics.recorder().clone()
     }
 
     /// The HTTP router.
