@@ -11,8 +11,7 @@
     clippy::cast_precision_loss
 )]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn apistend() -> Command {
     Command::new(env!("CARGO_BIN_EXE_apistend"))
@@ -70,30 +69,16 @@ fn a_short_run_against_a_sandbox_reports_json() {
         "[wb.groups.\"content-api.kontent\"]\nburst = 5\ninterval_ms = 100\n",
     )
     .unwrap();
-    let mut server = apistend()
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--demo-key",
-            "lk",
-            "--data",
-        ])
-        .arg(&dir)
-        .arg("--overrides")
-        .arg(&quota)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let line = BufReader::new(server.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
-    let base = line
-        .trim_start_matches("APIStend sandbox listening on ")
-        .to_owned();
+    let (server, base) = apistend_testkit::serve_process(
+        env!("CARGO_BIN_EXE_apistend"),
+        &dir,
+        &[
+            "--demo-key".as_ref(),
+            "lk".as_ref(),
+            "--overrides".as_ref(),
+            quota.as_os_str(),
+        ],
+    );
     let out = apistend()
         .args([
             "load",
@@ -110,8 +95,7 @@ fn a_short_run_against_a_sandbox_reports_json() {
         .arg(&quota)
         .output()
         .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert!(
         out.status.success(),
         "{}",

@@ -4,16 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use apistend_testkit::{Process, serve_process, temp_dir};
 
 /// `curl` (installed by `.ci/run`): the body of `url`, with `headers`.
 fn get(url: &str, headers: &[&str]) -> Option<String> {
@@ -36,43 +29,17 @@ fn get(url: &str, headers: &[&str]) -> Option<String> {
 }
 
 /// A sandbox whose Ozon bucket holds `burst` (refilling one a minute), and its base URL.
-fn serve(dir: &std::path::Path, burst: u32) -> (Killed, String) {
+fn serve(dir: &std::path::Path, burst: u32) -> (Process, String) {
     let quota = dir.join("q.toml");
     let text = format!("[ozon.groups.client]\nburst = {burst}\ninterval_ms = 60000\n");
     std::fs::write(&quota, text).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--demo-key",
-            "metrics-key",
-            "--data",
-        ])
-        .arg(dir)
-        .arg("--overrides")
-        .arg(&quota)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let line = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
-    let base = line
-        .trim_start_matches("APIStend sandbox listening on ")
-        .to_owned();
-    (Killed(child), base)
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("apistend-metrics-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    let extra = [
+        "--demo-key".as_ref(),
+        "metrics-key".as_ref(),
+        "--overrides".as_ref(),
+        quota.as_os_str(),
+    ];
+    serve_process(env!("CARGO_BIN_EXE_apistend"), dir, &extra)
 }
 
 fn assert_families(text: &str, families: &[&str]) {
@@ -87,7 +54,7 @@ fn assert_families(text: &str, families: &[&str]) {
 
 #[test]
 fn serve_exports_the_sandbox_and_engine_families() {
-    let dir = temp_dir("serve");
+    let dir = temp_dir("metrics-serve");
     let (_server, base) = serve(&dir, 2);
     let url = format!("{base}/ozon/v2/warehouse/list");
     let key = ["Client-Id: 1", "Api-Key: metrics-key", "X-Mock-Delay: 0"];
@@ -123,10 +90,10 @@ fn serve_exports_the_sandbox_and_engine_families() {
 
 #[test]
 fn load_exports_the_client_families_on_its_metrics_address() {
-    let dir = temp_dir("load");
+    let dir = temp_dir("metrics-load");
     // Room for the whole run: the client keeps sending while it is scraped.
     let (_server, base) = serve(&dir, 100_000);
-    let mut load = Killed(
+    let mut load = Process(
         Command::new(env!("CARGO_BIN_EXE_apistend"))
             .args([
                 "load",

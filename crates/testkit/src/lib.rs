@@ -292,3 +292,59 @@ pub fn wb_specs() -> Option<PathBuf> {
     );
     None
 }
+
+/// A child process, killed and reaped when dropped.
+#[derive(Debug)]
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `bin serve --addr 127.0.0.1:0 --data DATA EXTRA…` (the `apistend` binary of the
+/// calling test) and returns it with the base URL its banner prints.
+///
+/// # Panics
+/// When the binary does not start or prints no banner.
+pub fn serve_process(
+    bin: &str,
+    data: &std::path::Path,
+    extra: &[&std::ffi::OsStr],
+) -> (Process, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let child = Process(child);
+    let line = std::io::BufReader::new(stdout)
+        .lines()
+        .next()
+        .and_then(Result::ok)
+        .expect("the sandbox prints its banner");
+    let base = line
+        .strip_prefix("APIStend sandbox listening on ")
+        .unwrap_or_else(|| panic!("not a banner: {line}"))
+        .to_owned();
+    (child, base)
+}
+
+/// An empty directory under the system's temporary directory, unique to this process.
+///
+/// # Panics
+/// When it cannot be created.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("apistend-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
+}
