@@ -6,6 +6,7 @@ mod catalog_cmd;
 mod load_cmd;
 mod metrics_listener;
 mod plot_cmd;
+mod proxy;
 mod serve_cmd;
 mod services_arg;
 
@@ -35,6 +36,9 @@ enum Command {
     Load(load_cmd::LoadArgs),
     /// Print the local certificate authority's certificate path and how to trust it.
     Ca(ca_cmd::CaArgs),
+    /// The integration core as a local proxy: requests pass through the client's limiter and
+    /// retry rules on their way to the service, for integrations in any language.
+    Proxy(proxy::ProxyArgs),
     /// Draw an SVG chart from a JSON description (used by scripts/bench.sh).
     Plot(plot_cmd::PlotArgs),
 }
@@ -47,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Load(args) => load_cmd::run(&args),
         Command::Plot(args) => plot_cmd::run(&args),
         Command::Ca(args) => ca_cmd::run(&args),
+        Command::Proxy(args) => proxy::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -169,7 +169,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::config::ClientConfig;
 use crate::error::{ClientError, RefusedBy};
 use crate::hint::server_hint;
-use crate::metrics::{Counters, Handles, Stats, inc};
+use crate::metrics::{Counters, Handles, RetryCause, Stats, inc};
 
 /// Builds a [`Client`].
 #[derive(Debug, Default)]
@@ -257,6 +257,11 @@ impl Inner {
 
     pub(crate) fn config(&self) -> &ClientConfig {
         &self.config
+    }
+
+    /// Counts a retry (the client's counters and metric), as `send` and the layer's policy do.
+    pub(crate) fn count_retry(&self, cause: RetryCause) {
+        self.handles.retry(&self.counters, cause);
     }
 
     pub(crate) fn counters(&self) -> &Counters {
@@ -646,8 +651,7 @@ impl RequestBuilder<'_> {
                             source: e,
                         });
                     }
-                    inc(&c.counters.retries_network);
-                    c.handles.retries_network.increment(1);
+                    c.count_retry(RetryCause::Network);
                     continue;
                 }
             };
@@ -703,8 +707,7 @@ impl RequestBuilder<'_> {
                         refused_by: RefusedBy::Server,
                     });
                 }
-                inc(&c.counters.retries_rate_limit);
-                c.handles.retries_rate_limit.increment(1);
+                c.count_retry(RetryCause::RateLimit);
                 // No sleep here: the next acquire waits out the penalty, as every process does.
                 continue;
             }
@@ -720,8 +723,7 @@ impl RequestBuilder<'_> {
                             body: String::from_utf8_lossy(&body).into_owned(),
                         });
                     }
-                    inc(&c.counters.retries_server);
-                    c.handles.retries_server.increment(1);
+                    c.count_retry(RetryCause::Server);
                 }
                 _ => return Err(ClientError::Api { status, body: json }),
             }

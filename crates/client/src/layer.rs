@@ -41,6 +41,7 @@ use tower::{Layer, Service};
 
 use crate::client::{Inner, backoff};
 use crate::error::ClientError;
+use crate::metrics::RetryCause;
 
 /// The error type of the middleware: the inner service's error, or a [`ClientError`] (a local
 /// refusal past the wait ceiling, or a failed fail-closed store).
@@ -51,6 +52,25 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// retry_after }` instead of waiting (up to the ceiling) for a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline(pub Instant);
+
+/// The time a call waited locally for tokens, over all its attempts, as a request extension: put
+/// one in, and [`RateLimit`] adds each attempt's wait to it ([`RetryPolicy`] carries it to the
+/// next attempt). `apistend proxy` answers it as `X-APIStend-Waited-Ms`.
+#[derive(Debug, Clone, Default)]
+pub struct Waited(Arc<std::sync::atomic::AtomicU64>);
+
+impl Waited {
+    fn add(&self, d: Duration) {
+        let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.0.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The wait so far.
+    #[must_use]
+    pub fn get(&self) -> Duration {
+        Duration::from_micros(self.0.load(Ordering::Relaxed))
+    }
+}
 
 /// Puts a [`Client`](crate::Client)'s limiter in front of an HTTP service; made by
 /// [`Client::layer`](crate::Client::layer).
@@ -133,7 +153,10 @@ where
             let method = Method::parse(req.method().as_str()).unwrap_or(Method::Get);
             let plan = client.plan(method, client.relative_path(req.uri().path()));
             let deadline = req.extensions().get::<Deadline>().map(|d| d.0);
-            client.acquire(&plan, deadline).await?;
+            let waited = client.acquire(&plan, deadline).await?;
+            if let Some(w) = req.extensions().get::<Waited>() {
+                w.add(waited);
+            }
             client.counters().attempts.fetch_add(1, Ordering::Relaxed);
             let sending = Instant::now();
             let resp = inner.call(req).await.map_err(Into::into)?;
@@ -189,14 +212,13 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         if self.attempt >= c.config().attempts.max(1) {
             return None;
         }
-        let counters = c.counters();
         let wait = match result {
             Ok(r) if rate_limited(c.definition(), r.status()) => {
-                counters.retries_rate_limit.fetch_add(1, Ordering::Relaxed);
+                c.count_retry(RetryCause::RateLimit);
                 Duration::ZERO
             }
             Ok(r) if r.status().is_server_error() => {
-                counters.retries_server.fetch_add(1, Ordering::Relaxed);
+                c.count_retry(RetryCause::Server);
                 backoff(c.config().retry_base, self.attempt)
             }
             Ok(_) => return None,
@@ -204,7 +226,7 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
             // not the network's: retrying cannot help.
             Err(e) if e.downcast_ref::<ClientError>().is_some() => return None,
             Err(_) => {
-                counters.retries_network.fetch_add(1, Ordering::Relaxed);
+                c.count_retry(RetryCause::Network);
                 backoff(c.config().retry_base, self.attempt)
             }
         };
@@ -218,6 +240,13 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         *copy.uri_mut() = req.uri().clone();
         *copy.version_mut() = req.version();
         *copy.headers_mut() = req.headers().clone();
+        // The call's deadline and its wait so far hold for every attempt.
+        if let Some(d) = req.extensions().get::<Deadline>() {
+            copy.extensions_mut().insert(*d);
+        }
+        if let Some(w) = req.extensions().get::<Waited>() {
+            copy.extensions_mut().insert(w.clone());
+        }
         Some(copy)
     }
 }

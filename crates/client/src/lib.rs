@@ -11,10 +11,12 @@ mod hint;
 mod ladder;
 mod layer;
 mod metrics;
+mod transport;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, Response};
 pub use config::{ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_REDIS};
 pub use error::{ClientError, RefusedBy};
 pub use ladder::Ladder;
-pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy};
+pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy, Waited};
 pub use metrics::Stats;
+pub use transport::reqwest_transport;

@@ -71,6 +71,14 @@ pub(crate) fn inc(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Why a call was retried.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RetryCause {
+    RateLimit,
+    Server,
+    Network,
+}
+
 /// One group's metric handles for one account.
 #[derive(Debug)]
 pub(crate) struct GroupHandles {
@@ -122,6 +130,17 @@ impl Handles {
             retries_server: retries("server"),
             retries_network: retries("network"),
         }
+    }
+
+    /// Counts a retry in the client's counters and its metric.
+    pub(crate) fn retry(&self, counters: &Counters, cause: RetryCause) {
+        let (counter, handle) = match cause {
+            RetryCause::RateLimit => (&counters.retries_rate_limit, &self.retries_rate_limit),
+            RetryCause::Server => (&counters.retries_server, &self.retries_server),
+            RetryCause::Network => (&counters.retries_network, &self.retries_network),
+        };
+        inc(counter);
+        handle.increment(1);
     }
 
     /// The handles of group `id` (every group of the service has them).

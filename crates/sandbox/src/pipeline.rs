@@ -1,5 +1,6 @@
-//! The emulation pipeline, in the order DESIGN.md gives: route, credential, bucket(s), limit first,
-//! scenario, latency, response, cost after the answer, then the service's headers.
+//! The emulation pipeline, in the order docs/architecture.md gives: route, credential,
+//! bucket(s), limit first, scenario, latency, response, cost after the answer, then the service's
+//! headers.
 
 use std::sync::Arc;
 use std::time::Duration;

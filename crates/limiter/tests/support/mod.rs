@@ -1,5 +1,5 @@
 //! Shared test support: a plain reference model of both algorithms, written straight from
-//! DESIGN.md and independent of the engine's code.
+//! docs/architecture.md (the engine's semantics) and independent of the engine's code.
 #![allow(
     dead_code,
     unreachable_pub,
@@ -27,7 +27,7 @@ pub struct RefDecision {
     pub retry_us: u64,
 }
 
-/// GCRA as DESIGN.md states it: one TAT per key.
+/// GCRA as docs/architecture.md states it: one TAT per key.
 #[derive(Debug, Default)]
 pub struct RefGcra {
     tat: HashMap<String, i128>,

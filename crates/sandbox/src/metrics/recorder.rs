@@ -7,12 +7,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
-use metrics_exporter_prometheus::{
-    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
-};
-
-/// Upper bounds of the bucket-fill histogram (the share of the bucket left after a request).
-pub(crate) const FILL_BOUNDS: [f64; 6] = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9];
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 /// How often histogram samples are folded into their buckets when nobody scrapes.
 const UPKEEP: Duration = Duration::from_secs(5);
@@ -32,16 +27,9 @@ const UPKEEP: Duration = Duration::from_secs(5);
 pub struct SharedRecorder(Arc<PrometheusRecorder>);
 
 impl SharedRecorder {
-    /// A new recorder: counters, gauges, and true histograms (not summaries) for the bucket fill.
+    /// A new recorder.
     pub(crate) fn new() -> Self {
-        // A fixed, non-empty list of bounds: setting it cannot fail.
-        let builder = PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                Matcher::Full("apistend_bucket_fill_ratio".into()),
-                &FILL_BOUNDS,
-            )
-            .unwrap_or_else(|_| PrometheusBuilder::new());
-        Self(Arc::new(builder.build_recorder()))
+        Self(Arc::new(PrometheusBuilder::new().build_recorder()))
     }
 
     /// The handle that renders the registry.
@@ -49,8 +37,8 @@ impl SharedRecorder {
         self.0.handle()
     }
 
-    /// Folds histogram samples into their buckets every few seconds while the recorder lives, so
-    /// that an instance nobody scrapes does not keep every sample.
+    /// Folds histogram samples (a client's in the same process) into their summaries every few
+    /// seconds while the recorder lives, so that an instance nobody scrapes keeps no samples.
     pub(crate) fn keep_up(&self) {
         let weak: Weak<PrometheusRecorder> = Arc::downgrade(&self.0);
         tokio::spawn(async move {

@@ -1,0 +1,190 @@
+//! Which service a proxied request is for, where it goes upstream, and the stack it goes
+//! through: one client per service (its account's shared buckets), wrapped as
+//! `RetryPolicy(RateLimitLayer(transport))` around reqwest.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use apistend_catalog::{Catalog, Method, Overrides, ServiceId};
+use apistend_client::{BoxError, Client, ClientConfig};
+use apistend_limiter::Store;
+use axum::body::Bytes;
+use tower::ServiceBuilder;
+use tower::util::BoxCloneSyncService;
+
+/// The stack a request goes through.
+pub(crate) type Stack = BoxCloneSyncService<http::Request<Bytes>, http::Response<Bytes>, BoxError>;
+
+/// One proxied service.
+pub(crate) struct Entry {
+    pub(crate) id: ServiceId,
+    /// Its prefix when several services share the proxy (`/wb`); empty when it is alone.
+    prefix: &'static str,
+    /// `scheme://authority` every request goes to, when `--upstream` names one.
+    upstream: Option<String>,
+    /// The real service's host for services with one (Ozon's `api-seller.ozon.ru`).
+    default_host: Option<String>,
+    pub(crate) stack: Stack,
+}
+
+/// Where one request goes.
+pub(crate) struct Target<'a> {
+    pub(crate) entry: &'a Entry,
+    /// The path and query upstream.
+    pub(crate) path_and_query: String,
+    /// The absolute URL upstream.
+    pub(crate) url: String,
+    /// The `Host` to send, when it differs from the URL's (a sandbox told which WB host).
+    pub(crate) host: Option<String>,
+}
+
+/// Every proxied service.
+pub(crate) struct Routes {
+    catalog: Catalog,
+    entries: Vec<Entry>,
+}
+
+impl Routes {
+    /// The routes of `services` (ids of `catalog`), each with its client for `account`.
+    pub(crate) fn new(
+        catalog: &Catalog,
+        services: &[String],
+        upstream: Option<&str>,
+        account: &str,
+        store: &Store,
+        overrides: &Overrides,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
+        let upstream = upstream
+            .map(|u| {
+                let u = u.trim_end_matches('/');
+                if !(u.starts_with("http://") || u.starts_with("https://")) {
+                    bail!("--upstream {u:?}: expected an http:// or https:// URL");
+                }
+                Ok(u.to_owned())
+            })
+            .transpose()?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(timeout)
+            .build()
+            .context("the HTTP client")?;
+        let mut entries = Vec::new();
+        for name in services {
+            let id = catalog
+                .service_id(name)
+                .with_context(|| format!("--service {name}"))?;
+            let svc = catalog
+                .service(id)
+                .with_context(|| format!("--service {name}"))?;
+            let default_host = svc.hostnames.iter().find(|h| !h.starts_with('*')).cloned();
+            if upstream.is_none() && svc.hosts.is_empty() && default_host.is_none() {
+                bail!(
+                    "--service {name}: its hosts are per account ({}); give --upstream",
+                    svc.hostnames.join(", ")
+                );
+            }
+            // The layer resolves operations from the path below the upstream's own path.
+            let base = upstream.clone().unwrap_or_else(|| {
+                let host = default_host.as_ref().or(svc.hosts.first());
+                format!("https://{}", host.map_or("localhost", String::as_str))
+            });
+            let client = Client::builder()
+                .base_url(base)
+                .service(id)
+                .catalog(catalog.clone())
+                .account(account)
+                .store(store.clone())
+                .overrides(overrides.clone())
+                .config(ClientConfig::from_env()?)
+                .build()
+                .with_context(|| format!("--service {name}"))?;
+            entries.push(Entry {
+                id,
+                prefix: if services.len() > 1 { svc.prefix } else { "" },
+                upstream: upstream.clone(),
+                default_host,
+                stack: stack(&client, http.clone()),
+            });
+        }
+        Ok(Self {
+            catalog: catalog.clone(),
+            entries,
+        })
+    }
+
+    /// One line per service: how it is reached and where it goes.
+    pub(crate) fn describe(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .map(|e| {
+                let to = match (&e.upstream, &e.default_host) {
+                    (Some(u), _) => u.clone(),
+                    (None, Some(h)) => format!("https://{h}"),
+                    (None, None) => "its hosts, https".to_owned(),
+                };
+                let at = if e.prefix.is_empty() { "/" } else { e.prefix };
+                format!("{} at {at} → {to}", e.id)
+            })
+            .collect()
+    }
+
+    /// The target of a request for `path_and_query` with `host` (the request's `Host`).
+    pub(crate) fn target(
+        &self,
+        method: Method,
+        host: Option<&str>,
+        path_and_query: &str,
+    ) -> Option<Target<'_>> {
+        let by_host = host
+            .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name))
+            .and_then(|h| self.catalog.by_hostname(h))
+            .and_then(|svc| self.entries.iter().find(|e| e.id == svc.id));
+        let (entry, rest) = match by_host {
+            Some(e) => (e, path_and_query),
+            None => self.entries.iter().find_map(|e| {
+                let rest = path_and_query.strip_prefix(e.prefix)?;
+                (rest.is_empty() || rest.starts_with(['/', '?'])).then_some((e, rest))
+            })?,
+        };
+        let rest = if rest.is_empty() { "/" } else { rest };
+        let path = rest.split('?').next().unwrap_or(rest);
+        // A service with several hosts (WB): the operation's own host.
+        let op_host = self
+            .catalog
+            .resolve(entry.id, method, path, None)
+            .and_then(|r| r.operation)
+            .and_then(|o| o.host.clone());
+        let (url, host) = match (
+            &entry.upstream,
+            op_host.or_else(|| entry.default_host.clone()),
+        ) {
+            // Upstream given: its scheme and host. An upstream that is only an origin gets the
+            // real host as `Host` (WB's operation host), so that a sandbox there routes by it;
+            // one with a path (`http://127.0.0.1:8080/ozon`) is taken as it is.
+            (Some(u), real) => (
+                format!("{u}{rest}"),
+                real.filter(|_| apistend_catalog::openapi_import::server_path(u).is_empty()),
+            ),
+            (None, Some(h)) => (format!("https://{h}{rest}"), None),
+            (None, None) => return None,
+        };
+        Some(Target {
+            entry,
+            path_and_query: rest.to_owned(),
+            url,
+            host,
+        })
+    }
+}
+
+/// `RetryPolicy(RateLimitLayer(reqwest))` of `client`: the Rust client's acquire → send →
+/// penalize / retry → ceiling, the answers passed through as they come.
+fn stack(client: &Client, http: reqwest::Client) -> Stack {
+    BoxCloneSyncService::new(
+        ServiceBuilder::new()
+            .retry(client.retry_policy())
+            .layer(client.layer())
+            .service(apistend_client::reqwest_transport(http)),
+    )
+}

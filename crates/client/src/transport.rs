@@ -1,0 +1,64 @@
+//! reqwest as a tower service, for [`RateLimitLayer`](crate::RateLimitLayer) and
+//! [`RetryPolicy`](crate::RetryPolicy) to wrap: a request goes out as it is, its answer comes
+//! back whole (status, headers, body), whatever its status — judging answers is the layers' job.
+
+use bytes::Bytes;
+
+use crate::BoxError;
+
+/// A tower service sending each `http::Request<Bytes>` with `http` and answering the whole
+/// response; its error is reqwest's (connect, timeout, a body cut off mid-way).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), apistend_client::BoxError> {
+/// use apistend_catalog::ServiceId;
+/// use tower::{ServiceBuilder, ServiceExt};
+///
+/// let wb = apistend_client::Client::builder()
+///     .service(ServiceId::WB)
+///     .account("seller-42")
+///     .base_url("http://127.0.0.1:8080/wb")
+///     .build()?;
+/// let stack = ServiceBuilder::new()
+///     .retry(wb.retry_policy())
+///     .layer(wb.layer())
+///     .service(apistend_client::reqwest_transport(reqwest::Client::new()));
+/// let req = http::Request::get("http://127.0.0.1:8080/wb/api/v3/warehouses")
+///     .header("Authorization", "key")
+///     .body(bytes::Bytes::new())?;
+/// let answer = stack.oneshot(req).await?;
+/// # Ok(()) }
+/// ```
+pub fn reqwest_transport(
+    http: reqwest::Client,
+) -> impl tower::Service<
+    http::Request<Bytes>,
+    Response = http::Response<Bytes>,
+    Error = BoxError,
+    Future = impl Future<Output = Result<http::Response<Bytes>, BoxError>> + Send,
+> + Clone
++ Send
++ Sync
++ 'static {
+    tower::service_fn(move |req: http::Request<Bytes>| {
+        let http = http.clone();
+        async move {
+            let (parts, body) = req.into_parts();
+            let answer = http
+                .request(parts.method, parts.uri.to_string())
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await?;
+            let mut out = http::Response::builder()
+                .status(answer.status())
+                .version(http::Version::HTTP_11);
+            if let Some(h) = out.headers_mut() {
+                *h = answer.headers().clone();
+            }
+            // The whole body, or the error of an upstream that reset mid-body.
+            let body = answer.bytes().await?;
+            Ok::<_, BoxError>(out.body(body)?)
+        }
+    })
+}
