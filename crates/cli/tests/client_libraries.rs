@@ -504,3 +504,76 @@ fn answers_are_valid_against_the_official_descriptions() {
         "moysklad: not every operation answers validly: {ms}"
     );
 }
+
+/// Four Python processes (httpx, one pooled connection each) through two `apistend proxy`
+/// instances sharing one Redis, against a sandbox of 10 a second (5 at once): the sandbox
+/// refuses none of their requests, and they get most of its rate. The full 30-second run:
+/// `scripts/bench-proxy.sh` (BENCHMARKS.md).
+#[test]
+fn python_processes_through_two_proxies_on_one_redis_draw_no_429() {
+    let python = match venv() {
+        Ok(p) => p,
+        Err(why) => return unavailable(&why),
+    };
+    let Some(redis) = apistend_testkit::RedisServer::start("proxies_on_one_redis") else {
+        return;
+    };
+    let dir = apistend_testkit::temp_dir("proxy-python");
+    let quota = dir.join("quota.toml");
+    std::fs::write(
+        &quota,
+        "[ozon.groups.client]\nburst = 5\ninterval_ms = 100\n",
+    )
+    .unwrap();
+    let (sandbox, base) = serve_with(&dir, &["--overrides".as_ref(), quota.as_os_str()]);
+    let _sandbox = apistend_testkit::Process(sandbox);
+    let upstream = format!("{base}/ozon");
+    let proxy = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
+        cmd.args(["proxy", "--listen", "127.0.0.1:0", "--service", "ozon"])
+            .args(["--upstream", &upstream, "--account", "py-seller"])
+            .args(["--store", &redis.url(), "--overrides"])
+            .arg(&quota);
+        apistend_testkit::with_banner(cmd, "APIStend proxy listening on ")
+    };
+    let (_p1, first) = proxy();
+    let (_p2, second) = proxy();
+    let seconds = 8;
+    let (status, out, err) = run_bounded(
+        Command::new(&python)
+            .arg(repo().join("tests/compat/proxy_load.py"))
+            .args([&seconds.to_string(), "4", "/v2/warehouse/list"])
+            .args(["Client-Id: 1", "Api-Key: compat-key", "X-Mock-Delay: 0"])
+            .args(["Content-Type: application/json", "--", &first, &second]),
+        120,
+    );
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    let r: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    eprintln!("{r}");
+    // What the sandbox answered: none of its 429s.
+    let (_, metrics, _) = run_bounded(
+        Command::new("curl").args(["--silent", &format!("{base}/metrics")]),
+        10,
+    );
+    let refused: u64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("apistend_requests_total{service=\"ozon\"")
+                && l.contains("status=\"429\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    // Zero in the full run (BENCHMARKS.md) and in most short ones; at most one here: eight
+    // processes on a 2-core machine, and one of the four workers' first requests can arrive
+    // before the other process's latency is known to its margin (seen once in three runs).
+    assert!(refused <= 1, "the sandbox refused {refused}: {r}");
+    assert_eq!(r["rate_limited"], 0, "{r}");
+    assert_eq!(r["other"], 0, "{r}");
+    // The sandbox allows 5 + 10 a second; the clients' margin (at least a tenth of an interval)
+    // and two processes' scheduling on a shared machine leave some of it unused.
+    let allowed = 5.0 + 10.0 * r["seconds"].as_f64().unwrap();
+    let share = r["ok"].as_f64().unwrap() / allowed;
+    eprintln!("share of the sandbox's rate: {share:.3}");
+    assert!(share >= 0.75, "only {share:.3} of the sandbox's rate: {r}");
+    let _ = std::fs::remove_dir_all(dir);
+}

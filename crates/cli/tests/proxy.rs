@@ -10,12 +10,12 @@
     clippy::print_stderr
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use apistend_testkit::{Process, serve_process, temp_dir};
+use apistend_testkit::{Process, serve_process, temp_dir, with_banner};
 
 const KEY: &str = "proxy-key";
 
@@ -37,23 +37,11 @@ fn sandbox(name: &str, overrides: &str) -> (Process, String, std::path::PathBuf)
 /// `apistend proxy ARGS…` on a free port, and its base URL.
 fn proxy(args: &[&str], env: &[(&str, &str)]) -> (Process, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
-    cmd.args(["proxy", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.args(["proxy", "--listen", "127.0.0.1:0"]).args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let p = Process(child);
-    let line = BufReader::new(stdout).lines().next().unwrap().unwrap();
-    let base = line
-        .strip_prefix("APIStend proxy listening on ")
-        .unwrap_or_else(|| panic!("no banner: {line}"))
-        .to_owned();
-    (p, base)
+    with_banner(cmd, "APIStend proxy listening on ")
 }
 
 /// `apistend proxy --service ozon --upstream UPSTREAM EXTRA…`.

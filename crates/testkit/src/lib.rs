@@ -314,14 +314,24 @@ pub fn serve_process(
     data: &std::path::Path,
     extra: &[&std::ffi::OsStr],
 ) -> (Process, String) {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(bin)
-        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--data"])
         .arg(data)
-        .args(extra)
+        .args(extra);
+    with_banner(cmd, "APIStend sandbox listening on ")
+}
+
+/// Starts `cmd` (its stdout piped, `RUST_LOG=warn`) and returns it with what its first line
+/// says after `prefix` (the address a server prints when it listens).
+///
+/// # Panics
+/// When it does not start or its first line is not the banner.
+pub fn with_banner(mut cmd: std::process::Command, prefix: &str) -> (Process, String) {
+    use std::io::BufRead as _;
+    let mut child = cmd
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
         .spawn()
         .expect("the binary starts");
     let stdout = child.stdout.take().expect("piped stdout");
@@ -330,9 +340,9 @@ pub fn serve_process(
         .lines()
         .next()
         .and_then(Result::ok)
-        .expect("the sandbox prints its banner");
+        .expect("the process prints its banner");
     let base = line
-        .strip_prefix("APIStend sandbox listening on ")
+        .strip_prefix(prefix)
         .unwrap_or_else(|| panic!("not a banner: {line}"))
         .to_owned();
     (child, base)
