@@ -369,6 +369,16 @@ async fn the_openapi_document_matches_the_routes() {
         .await
         .unwrap();
     assert_eq!(doc["openapi"], "3.1.0");
+    // Documentation: readable without the admin token too, and the same document.
+    let anonymous: Value = support::client()
+        .get(format!("{}/api/v1/openapi.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(anonymous, doc);
     let paths = doc["paths"].as_object().unwrap();
     for required in [
         "/api/v1/sandboxes",

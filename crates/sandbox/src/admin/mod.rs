@@ -106,7 +106,6 @@ pub(crate) const ROUTES: [(&str, &str, &str, u16); 16] = [
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
-        .route("/api/v1/openapi.json", get(openapi))
         .route("/api/v1/sandboxes", post(create).get(list))
         .route("/api/v1/sandboxes/{id}", get(get_one).delete(delete_one))
         .route(
@@ -132,6 +131,8 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             Arc::clone(state),
             auth::guard,
         ))
+        // Documentation, with no secrets in it: readable without the token.
+        .route("/api/v1/openapi.json", get(openapi))
         .method_not_allowed_fallback(method_not_allowed)
 }
 
@@ -157,18 +158,20 @@ async fn openapi() -> Response<Body> {
                 .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
                 .map(|n| json!({"name": n, "in": "path", "required": true, "schema": {"type": "string"}}))
                 .collect();
-            obj.insert(
-                method.to_owned(),
-                json!({
-                    "summary": summary,
-                    "parameters": params,
-                    "responses": {
-                        status.to_string(): {"description": "success"},
-                        "401": {"description": "no or wrong admin token", "content": {"application/problem+json": {}}},
-                        "429": {"description": "the management API's own rate limit", "content": {"application/problem+json": {}}}
-                    }
-                }),
-            );
+            let mut op = json!({
+                "summary": summary,
+                "parameters": params,
+                "responses": {
+                    status.to_string(): {"description": "success"},
+                    "401": {"description": "no or wrong admin token", "content": {"application/problem+json": {}}},
+                    "429": {"description": "the management API's own rate limit", "content": {"application/problem+json": {}}}
+                }
+            });
+            if path == "/api/v1/openapi.json" {
+                // The document itself needs no token.
+                op = json!({"summary": summary, "security": [], "responses": {"200": {"description": "success"}}});
+            }
+            obj.insert(method.to_owned(), op);
         }
     }
     json_response(
