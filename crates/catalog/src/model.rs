@@ -384,6 +384,16 @@ impl ErrorStyle {
             _ => None,
         }
     }
+
+    /// The error code of its answer to a method whose operating-time budget is spent, for
+    /// styles of services that have one (Bitrix24's `OPERATION_TIME_LIMIT`).
+    #[must_use]
+    pub fn operating_time_code(self) -> Option<&'static str> {
+        match self {
+            ErrorStyle::B24 => Some(crate::render::B24_OPERATING_TIME_CODE),
+            _ => None,
+        }
+    }
 }
 
 /// The shape of a service's error bodies.
@@ -576,6 +586,24 @@ impl Service {
                     (Some(code), Some(e)) => e == code,
                     _ => true,
                 })
+    }
+
+    /// Whether an answer says that the called method's operating-time budget is spent (the
+    /// service's `operating_budget`): a wait for that method alone, not a rate limit of the
+    /// bucket. `error` is the code of the answer's body.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
+    /// assert!(b24.is_operating_time_spent(429, Some("OPERATION_TIME_LIMIT")));
+    /// assert!(!b24.is_operating_time_spent(429, Some("QUERY_LIMIT_EXCEEDED")));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn is_operating_time_spent(&self, status: u16, error: Option<&str>) -> bool {
+        self.operating_budget.is_some()
+            && status == 429
+            && error.is_some_and(|e| self.rejection.style.operating_time_code() == Some(e))
     }
 
     /// Whether operations are named by a webhook-style path (`/rest/{user}/{code}/{method}`),

@@ -200,6 +200,9 @@ fn push_json_string(out: &mut String, s: &str) {
 /// Bitrix24's error code of a request over the limit (its 503).
 pub(crate) const B24_RATE_LIMIT_CODE: &str = "QUERY_LIMIT_EXCEEDED";
 
+/// Bitrix24's error code of a method whose operating time is spent (its 429).
+pub(crate) const B24_OPERATING_TIME_CODE: &str = "OPERATION_TIME_LIMIT";
+
 fn b24(kind: &ErrorKind) -> ErrorAnswer {
     let (status, code, text) = match kind {
         ErrorKind::RateLimited | ErrorKind::TooManyInFlight => {
@@ -207,7 +210,7 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
         }
         ErrorKind::OperatingTime => (
             429,
-            "OPERATION_TIME_LIMIT",
+            B24_OPERATING_TIME_CODE,
             "Method is blocked due to operation time limit.".to_owned(),
         ),
         ErrorKind::Unauthorized => (401, "NO_AUTH_FOUND", "Wrong authorization data".to_owned()),

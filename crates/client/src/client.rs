@@ -657,7 +657,8 @@ impl RequestBuilder<'_> {
             };
             let json: Value = serde_json::from_slice(&body)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-            let b24_error = json.get("error").and_then(Value::as_str).unwrap_or("");
+            // The body's error code, where the service's errors carry one (Bitrix24's `error`).
+            let error_code = json.get("error").and_then(Value::as_str).unwrap_or("");
             if (200..400).contains(&status) {
                 if let (Some(m), Some(at)) = (
                     &b24_method,
@@ -676,8 +677,10 @@ impl RequestBuilder<'_> {
                     waited,
                 });
             }
-            if status == 429 && b24_error == "OPERATION_TIME_LIMIT" {
-                // Bitrix24: this method's operating time is spent until its oldest minute leaves.
+            if c.definition()
+                .is_operating_time_spent(status, Some(error_code))
+            {
+                // This method's operating time is spent until its oldest minute leaves.
                 let reset = b24_method.as_ref().and_then(|m| {
                     c.operating_reset
                         .lock()
@@ -698,7 +701,7 @@ impl RequestBuilder<'_> {
                 }
                 continue;
             }
-            let rate_limited = c.definition().is_rate_limited(status, Some(b24_error));
+            let rate_limited = c.definition().is_rate_limited(status, Some(error_code));
             if rate_limited {
                 let pause = c.penalize(&plan, status, &headers, attempt).await?;
                 if attempt == attempts {
