@@ -588,6 +588,26 @@ impl Service {
                 })
     }
 
+    /// The tokens left that an answer reports in the header the definition names for them
+    /// (WB's `X-Ratelimit-Remaining`, MoySklad's `X-RateLimit-Remaining`), read with `header`
+    /// (a lookup by lower-case name); `None` when the service sends none or it is not a number.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// let headers = |name: &str| (name == "x-ratelimit-remaining").then_some("3");
+    /// assert_eq!(wb.reported_remaining(headers), Some(3));
+    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
+    /// assert_eq!(b24.reported_remaining(headers), None, "Bitrix24 sends no such header");
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    pub fn reported_remaining<'h>(&self, header: impl Fn(&str) -> Option<&'h str>) -> Option<u32> {
+        self.headers
+            .iter()
+            .filter(|h| h.value == Ok(crate::RateValue::Remaining))
+            .find_map(|h| header(h.name)?.trim().parse().ok())
+    }
+
     /// Whether an answer says that the called method's operating-time budget is spent (the
     /// service's `operating_budget`): a wait for that method alone, not a rate limit of the
     /// bucket. `error` is the code of the answer's body.

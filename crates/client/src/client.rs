@@ -259,6 +259,34 @@ impl Inner {
         &self.config
     }
 
+    /// An answer's report of the tokens left (the header its definition names): when the server
+    /// holds fewer than the local model did after this call's acquisition, the shared bucket of
+    /// the first group drops to match — one atomic store operation, only then. The server's word
+    /// only ever makes the model stricter.
+    ///
+    /// # Errors
+    /// A fail-closed store that cannot answer.
+    pub(crate) async fn observe(
+        &self,
+        plan: &Plan<'_>,
+        headers: &HeaderMap,
+    ) -> Result<(), ClientError> {
+        let Some(reported) = self
+            .definition()
+            .reported_remaining(|name| headers.get(name)?.to_str().ok())
+        else {
+            return Ok(());
+        };
+        if reported >= plan.local_remaining.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let (Some(g), Some(k)) = (plan.groups.first(), plan.keys.first()) {
+            self.store.align(k, &g.quota, reported).await?;
+            self.handles.aligned(&g.id);
+        }
+        Ok(())
+    }
+
     /// Counts a retry (the client's counters and metric), as `send` and the layer's policy do.
     pub(crate) fn count_retry(&self, cause: RetryCause) {
         self.handles.retry(&self.counters, cause);
@@ -303,6 +331,7 @@ impl Inner {
             // The operation's weight as its definition gives it (MoySklad's 4): what the server
             // takes per request.
             weight: operation.map_or(1, |o| o.weight),
+            local_remaining: std::sync::atomic::AtomicU32::new(u32::MAX),
         }
     }
 
@@ -327,6 +356,9 @@ impl Inner {
                 let margin = margin(&g.quota, c.latency_ceiling());
                 let n = plan.weight.min(g.quota.burst());
                 let d = c.store.acquire_settled(k, &g.quota, n, margin).await?;
+                if i == 0 && d.allowed {
+                    plan.local_remaining.store(d.remaining, Ordering::Relaxed);
+                }
                 if !d.allowed {
                     for (g, k) in groups.iter().zip(keys).take(i) {
                         c.store
@@ -409,6 +441,9 @@ pub(crate) struct Plan<'a> {
     pub(crate) ceiling: Duration,
     pub(crate) first_interval: Duration,
     pub(crate) weight: u32,
+    /// Tokens the first group's bucket held after this call's last acquisition (`u32::MAX`
+    /// before one): a server reporting fewer is believed ([`Inner::observe`]).
+    pub(crate) local_remaining: std::sync::atomic::AtomicU32,
 }
 
 /// A rate-limited, retrying client of one service for one account.
@@ -655,6 +690,8 @@ impl RequestBuilder<'_> {
                     continue;
                 }
             };
+            // The server's report of the tokens left tightens the shared bucket.
+            c.observe(&plan, &headers).await?;
             let json: Value = serde_json::from_slice(&body)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
             // The body's error code, where the service's errors carry one (Bitrix24's `error`).

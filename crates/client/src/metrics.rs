@@ -8,6 +8,8 @@
 //! - `apistend_client_penalties_total{service, account, group}`
 //! - `apistend_client_unexpected_429_total{service, account, group}`: the server said 429 although
 //!   the local limiter allowed — the sign that a quota is set wrong.
+//! - `apistend_client_aligned_total{service, account, group}`: the server reported fewer tokens
+//!   left than the local model held, and the shared bucket dropped to match.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -87,6 +89,7 @@ pub(crate) struct GroupHandles {
     pub(crate) local_refusals: metrics::Counter,
     pub(crate) penalties: metrics::Counter,
     pub(crate) unexpected_429: metrics::Counter,
+    pub(crate) aligned: metrics::Counter,
 }
 
 /// A client's metric handles, registered with the global recorder when the client is built
@@ -119,6 +122,7 @@ impl Handles {
                     local_refusals: metrics::counter!("apistend_client_local_refusals_total", &l),
                     penalties: metrics::counter!("apistend_client_penalties_total", &l),
                     unexpected_429: metrics::counter!("apistend_client_unexpected_429_total", &l),
+                    aligned: metrics::counter!("apistend_client_aligned_total", &l),
                 };
                 (g.id.clone(), h)
             })
@@ -141,6 +145,13 @@ impl Handles {
         };
         inc(counter);
         handle.increment(1);
+    }
+
+    /// Counts an alignment of group `id`'s bucket to the server's report.
+    pub(crate) fn aligned(&self, id: &str) {
+        if let Some(h) = self.groups.get(id) {
+            h.aligned.increment(1);
+        }
     }
 
     /// The handles of group `id` (every group of the service has them).

@@ -301,3 +301,42 @@ async fn two_processes_sharing_redis_see_no_429() {
     }
     assert_eq!(total_ok, 12, "{outputs:?}");
 }
+
+/// The server's `X-Ratelimit-Remaining` is believed when it says less than the client's model:
+/// a sandbox that holds 2 (one back a minute) against a client that believes in 5. After two
+/// calls the server says 0 left; the shared bucket drops to match, so the third call is refused
+/// locally instead of being sent into a 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_reporting_fewer_tokens_left_tightens_the_shared_bucket() {
+    let group = support::wb_group(Method::Get, FEED);
+    let s = support::sandbox(&support::wb_quota(&group, 2, 60_000)).await;
+    let store = Store::from(MemoryStore::new());
+    let c = client(&s, &support::wb_quota(&group, 5, 200), store);
+    for _ in 0..2 {
+        let r = c
+            .request(Method::Get, FEED)
+            .query(&[("dateFrom", "2026-01-01")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
+    }
+    let third = c
+        .request(Method::Get, FEED)
+        .query(&[("dateFrom", "2026-01-01")])
+        .deadline(Instant::now() + Duration::from_millis(100))
+        .send()
+        .await;
+    assert!(
+        matches!(
+            third,
+            Err(ClientError::RateLimited {
+                refused_by: RefusedBy::Local,
+                ..
+            })
+        ),
+        "{third:?}"
+    );
+    assert_eq!(c.stats().server_rate_limits, 0, "{:?}", c.stats());
+    assert_eq!(c.stats().attempts, 2);
+}

@@ -32,6 +32,9 @@ pub(crate) enum Op {
     Penalize(u64),
     /// Give back `n` tokens of a request that was never sent.
     Refund(u32),
+    /// The remote service says this many tokens are left: hold no more than that (a bucket
+    /// that holds fewer already is left alone).
+    Align(u32),
 }
 
 /// The decision and the state to store (`None`: leave it; `Some(0)`: forget the key).
@@ -144,6 +147,18 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                 decision: view(new_tat),
             }
         }
+        Op::Align(r) => {
+            // The schedule at which exactly `r` tokens are available now.
+            let target = horizon.saturating_sub(u64::from(r.min(burst)) * t);
+            if target > tat {
+                Step {
+                    write: Some(target),
+                    decision: view(target),
+                }
+            } else {
+                keep(view(tat))
+            }
+        }
     }
 }
 
@@ -240,6 +255,23 @@ fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                 Step {
                     write: Some(pack(end, left)),
                     decision: view(true, end, left),
+                }
+            } else {
+                keep(view(active, end, count))
+            }
+        }
+        Op::Align(r) => {
+            // As many used as leave `r`; a window not yet open opens now.
+            let used = burst - u64::from(r).min(burst);
+            let (end, count) = if active {
+                (end, count)
+            } else {
+                (now_ms + length_ms, 0)
+            };
+            if used > count {
+                Step {
+                    write: Some(pack(end, used)),
+                    decision: view(true, end, used),
                 }
             } else {
                 keep(view(active, end, count))
@@ -404,5 +436,26 @@ mod tests {
         assert!(step(g, NOW, &fq, Op::Acquire(1)).decision.allowed);
         let f = step(0, NOW, &fq, Op::Acquire(1)).write.unwrap();
         assert!(step(f, NOW, &gq, Op::Acquire(1)).decision.allowed);
+    }
+
+    #[test]
+    fn align_holds_no_more_than_the_server_reports_and_never_loosens() {
+        let quota = q(5, 200);
+        let st = step(0, NOW, &quota, Op::Align(1));
+        assert_eq!(st.decision.remaining, 1);
+        let s = st.write.unwrap();
+        // A looser report changes nothing.
+        let looser = step(s, NOW, &quota, Op::Align(4));
+        assert_eq!((looser.write, looser.decision.remaining), (None, 1));
+        // Zero left: the next token in one interval.
+        let zero = step(s, NOW, &quota, Op::Align(0));
+        assert_eq!(zero.decision.remaining, 0);
+        assert_eq!(zero.decision.retry_after, Duration::from_millis(200));
+        // A fixed window counts as many used as leave the reported tokens.
+        let fw = quota.with_algorithm(crate::Algorithm::FixedWindow);
+        let w = step(0, NOW, &fw, Op::Align(2));
+        assert_eq!(w.decision.remaining, 2);
+        let after = step(w.write.unwrap(), NOW, &fw, Op::Acquire(3));
+        assert!(!after.decision.allowed);
     }
 }

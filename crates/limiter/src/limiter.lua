@@ -1,9 +1,10 @@
 -- APIStend rate-limit engine, Redis side. A line-by-line transcription of `algo.rs`; keep them in step.
 -- KEYS[1]  the bucket
--- ARGV[1]  op: a = acquire, s = acquire settled for a margin, p = peek, x = penalize, r = refund
+-- ARGV[1]  op: a = acquire, s = acquire settled for a margin, p = peek, x = penalize, r = refund,
+--          l = align to the tokens the remote service says are left
 -- ARGV[2]  algorithm: g = GCRA, f = fixed window
 -- ARGV[3]  burst          ARGV[4] interval in µs
--- ARGV[5]  tokens (a, r) or penalty in µs (x)
+-- ARGV[5]  tokens (a, r, l) or penalty in µs (x)
 -- ARGV[6]  now in µs since the Unix epoch, or '' to read Redis TIME
 -- ARGV[7]  extra milliseconds of key TTL beyond the moment the bucket is full again
 -- ARGV[8]  the margin in µs (s)
@@ -84,6 +85,14 @@ if algo == 'g' then
     if new_tat <= now then redis.call('DEL', key) else store(fmt(new_tat), new_tat) end
     return view(new_tat)
   end
+  if op == 'l' then
+    local target = horizon - math.min(arg, burst) * t
+    if target > tat then
+      store(fmt(target), target)
+      return view(target)
+    end
+    return view(tat)
+  end
   return redis.error_reply('apistend: unknown op ' .. tostring(op))
 end
 
@@ -149,6 +158,15 @@ if algo == 'f' then
       if left < 0 then left = 0 end
       put(e, left)
       return view(true, e, left)
+    end
+    return view(active, e, c)
+  end
+  if op == 'l' then
+    local used = burst - math.min(arg, burst)
+    if not active then e, c = now_ms + len, 0 end
+    if used > c then
+      put(e, used)
+      return view(true, e, used)
     end
     return view(active, e, c)
   end

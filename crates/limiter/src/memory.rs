@@ -249,6 +249,25 @@ impl<C: Clock> MemoryStore<C> {
         self.apply(key, quota, Op::Refund(n))
     }
 
+    /// The remote service says `remaining` tokens are left (WB's `X-Ratelimit-Remaining`):
+    /// the bucket holds no more than that afterwards — `TAT := max(TAT, now + (B − remaining)·T)`
+    /// for GCRA, as many used in the window for a fixed one. A bucket that holds fewer is left
+    /// alone: the server's word only ever makes the local model stricter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use apistend_limiter::{MemoryStore, Quota};
+    /// let quota = Quota::new(5, Duration::from_millis(200))?;
+    /// let store = MemoryStore::new();
+    /// assert_eq!(store.acquire("k", &quota, 1)?.remaining, 4);
+    /// assert_eq!(store.align("k", &quota, 1).remaining, 1);
+    /// assert_eq!(store.align("k", &quota, 3).remaining, 1, "never looser");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn align(&self, key: &str, quota: &Quota, remaining: u32) -> Decision {
+        self.apply(key, quota, Op::Align(remaining))
+    }
+
     /// Forgets `key`: its bucket is full again.
     pub fn reset(&self, key: &str) {
         let hash = self.inner.hasher.hash_one(key.as_bytes());

@@ -355,6 +355,20 @@ impl RedisStore {
         self.run(key, quota, Op::Refund(n)).await
     }
 
+    /// Holds no more than the `remaining` tokens the remote service reports (see
+    /// [`MemoryStore::align`](crate::MemoryStore::align)).
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
+    pub async fn align(
+        &self,
+        key: &str,
+        quota: &Quota,
+        remaining: u32,
+    ) -> Result<Decision, LimiterError> {
+        self.run(key, quota, Op::Align(remaining)).await
+    }
+
     /// Forgets `key` in Redis and in the local fallback.
     ///
     /// # Errors
@@ -553,6 +567,7 @@ impl RedisStore {
             Op::Settled(n, m) => ("s", u64::from(n), m),
             Op::Penalize(d) => ("x", d, 0),
             Op::Refund(n) => ("r", u64::from(n), 0),
+            Op::Align(r) => ("l", u64::from(r), 0),
         };
         let algo = match quota.algorithm() {
             Algorithm::Gcra => "g",

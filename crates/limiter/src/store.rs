@@ -180,6 +180,24 @@ impl Store {
         }
     }
 
+    /// Holds no more than the `remaining` tokens the remote service reports (see
+    /// [`MemoryStore::align`]).
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when a fail-closed Redis store cannot answer.
+    pub async fn align(
+        &self,
+        key: &str,
+        quota: &Quota,
+        remaining: u32,
+    ) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.align(key, quota, remaining)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.align(key, quota, remaining)).await,
+        }
+    }
+
     /// Forgets `key`.
     ///
     /// # Errors

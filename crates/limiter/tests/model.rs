@@ -40,6 +40,7 @@ fn case() -> impl Strategy<Value = Case> {
             3 => (1..=burst, 0u64..(3 * interval_us).min(1_000_000)).prop_map(|(n, m)| RefOp::Settled(n, m)),
             1 => (0u64..3 * interval_us).prop_map(RefOp::Penalize),
             1 => (1..=burst).prop_map(RefOp::Refund),
+            1 => (0..=burst).prop_map(RefOp::Align),
         ];
         let step = (prop_oneof![3 => Just(0u64), 4 => 0..interval_us, 1 => 0..interval_us * u64::from(burst) * 2], 0usize..3, op);
         proptest::collection::vec(step, 1..120).prop_map(move |steps| Case { burst, interval_us, steps })
@@ -82,6 +83,8 @@ proptest! {
                 RefOp::Settled(n, m) => store.acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m)).unwrap(),
                 RefOp::Penalize(us) => { penalized[k] = true; store.penalize(KEYS[k], &quota, Duration::from_micros(us)) }
                 RefOp::Refund(n) => { penalized[k] = true; store.refund(KEYS[k], &quota, n) }
+                // Only ever stricter: the bound still holds.
+                RefOp::Align(r) => store.align(KEYS[k], &quota, r),
             };
             check(&d, &r, &format!("at step {i} ({op:?})"));
             if let (RefOp::Acquire(n) | RefOp::Settled(n, _), true) = (op, d.allowed) { admitted[k].push((now, n)); }
@@ -172,6 +175,7 @@ fn redis_store_matches_model() {
                             .await
                             .unwrap(),
                         RefOp::Refund(n) => store.refund(KEYS[k], &quota, n).await.unwrap(),
+                        RefOp::Align(r) => store.align(KEYS[k], &quota, r).await.unwrap(),
                     };
                     check(&d, &r, &format!("(redis gcra) at step {i} ({op:?})"));
                     let fk = format!("fw:{}", KEYS[k]);

@@ -17,6 +17,8 @@ pub enum RefOp {
     Settled(u32, u64),
     Penalize(u64),
     Refund(u32),
+    /// The remote service says this many tokens are left.
+    Align(u32),
 }
 
 /// The figures the model predicts.
@@ -40,6 +42,15 @@ impl RefGcra {
         let stored = self.tat.get(key).copied().unwrap_or(0);
         let tat = stored.max(now);
         let tokens = |tat: i128| ((now + b * t - tat).max(0) / t) as u64;
+        // The bucket as it stands at schedule `cur` (at least now).
+        let report = |cur: i128| {
+            let avail = tokens(cur);
+            RefDecision {
+                allowed: avail >= 1,
+                remaining: avail,
+                retry_us: (cur + t - b * t - now).max(0) as u64,
+            }
+        };
         match op {
             RefOp::Acquire(n) => {
                 let new = tat + i128::from(n) * t;
@@ -82,12 +93,15 @@ impl RefGcra {
             RefOp::Penalize(d) => {
                 let new = stored.max(now + i128::from(d) + (b - 1) * t);
                 self.tat.insert(key.to_owned(), new);
-                let avail = tokens(new.max(now));
-                RefDecision {
-                    allowed: avail >= 1,
-                    remaining: avail,
-                    retry_us: (new.max(now) + t - b * t - now).max(0) as u64,
+                report(new.max(now))
+            }
+            RefOp::Align(r) => {
+                // The schedule at which exactly r tokens are there now, if that is later.
+                let target = now + (b - i128::from(r).min(b)) * t;
+                if target > tat {
+                    self.tat.insert(key.to_owned(), target);
                 }
+                report(self.tat.get(key).copied().unwrap_or(0).max(now))
             }
             RefOp::Refund(n) => {
                 if stored > now {
@@ -99,13 +113,7 @@ impl RefGcra {
                         self.tat.insert(key.to_owned(), back);
                     }
                 }
-                let cur = self.tat.get(key).copied().unwrap_or(0).max(now);
-                let avail = tokens(cur);
-                RefDecision {
-                    allowed: avail >= 1,
-                    remaining: avail,
-                    retry_us: (cur + t - b * t - now).max(0) as u64,
-                }
+                report(self.tat.get(key).copied().unwrap_or(0).max(now))
             }
         }
     }
