@@ -2,9 +2,10 @@
 //! `endpoints.json` (no official OpenAPI exists; that file was built from the official docs and
 //! SDK), appended to the hand-written head of `services/amocrm.toml`.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
+use crate::definition::{GeneratedAnswer, GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
 
 /// The line after which the definition is generated.
@@ -28,30 +29,6 @@ struct Endpoint {
     example_response: Option<Value>,
 }
 
-#[derive(Serialize)]
-struct Out {
-    operations: Vec<Op>,
-}
-
-#[derive(Serialize)]
-struct Op {
-    method: String,
-    paths: [String; 1],
-    groups: [&'static str; 1],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    summary: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    anonymous: bool,
-    answer: Answer,
-}
-
-#[derive(Serialize)]
-struct Answer {
-    status: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body: Option<String>,
-}
-
 /// The definition: `head` up to and including [`MARKER`], then one operation per endpoint of
 /// `endpoints_json`: those under `/api/v4`, and the OAuth token exchange (`/oauth2/…`), which a
 /// client calls before it has a token and which is not an API call: `anonymous`.
@@ -71,23 +48,24 @@ pub fn import(head: &str, endpoints_json: &str) -> Result<String, CatalogError> 
         .endpoints
         .into_iter()
         .filter(|e| e.path.starts_with("/api/v4/") || e.path.starts_with("/oauth2/"))
-        .map(|e| Op {
+        .map(|e| GeneratedOp {
             anonymous: e.path.starts_with("/oauth2/"),
             method: e.method.to_ascii_uppercase(),
-            paths: [e.path],
-            groups: [GROUP],
+            paths: vec![e.path],
+            groups: vec![GROUP.to_owned()],
             summary: e.summary,
-            answer: Answer {
+            answer: Some(GeneratedAnswer {
                 status: e.example_status.unwrap_or(200),
                 body: e
                     .example_response
                     .filter(|v| !v.is_null())
                     .map(|v| v.to_string()),
-            },
+            }),
+            ..GeneratedOp::default()
         })
         .collect();
-    let body =
-        toml::to_string(&Out { operations }).map_err(|e| spec(format!("writing TOML: {e}")))?;
+    let body = toml::to_string(&GeneratedOps { operations })
+        .map_err(|e| spec(format!("writing TOML: {e}")))?;
     Ok(format!(
         "{}{MARKER}\n\n{body}",
         head.get(..end).unwrap_or("")

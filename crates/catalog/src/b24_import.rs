@@ -6,8 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+use crate::definition::{GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
 
 /// The line after which the definition is generated.
@@ -23,19 +24,6 @@ struct File {
 struct Method {
     method: String,
     rest_version: u32,
-}
-
-#[derive(Serialize)]
-struct Out {
-    operations: [OpOut; 1],
-}
-
-#[derive(Serialize)]
-struct OpOut {
-    method: &'static str,
-    paths: Vec<String>,
-    groups: [String; 1],
-    category: &'static str,
 }
 
 /// The definition: `head` up to [`MARKER`], then one operation with the path of every classic
@@ -59,12 +47,13 @@ pub fn import(head: &str, methods_json: &str) -> Result<String, CatalogError> {
         .map(|m| format!("/rest/{}", m.method.to_ascii_lowercase()))
         .filter(|p| !written.contains(p.as_str()))
         .collect();
-    let out = Out {
-        operations: [OpOut {
-            method: "POST",
+    let out = GeneratedOps {
+        operations: vec![GeneratedOp {
+            method: "POST".to_owned(),
             paths: paths.into_iter().collect(),
-            groups: [head.fallback_group.clone()],
-            category: "documented",
+            groups: vec![head.fallback_group.clone()],
+            category: Some("documented".to_owned()),
+            ..GeneratedOp::default()
         }],
     };
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;

@@ -51,7 +51,7 @@ struct Tier {
 #[derive(Serialize)]
 struct Out {
     groups: Vec<GroupOut>,
-    operations: Vec<OpOut>,
+    operations: Vec<crate::definition::GeneratedOp>,
     plans: BTreeMap<&'static str, PlanOut>,
 }
 
@@ -80,16 +80,6 @@ struct QuotaOut {
 struct QuotaOut2 {
     period_ms: u64,
     limit: u32,
-}
-
-#[derive(Serialize)]
-struct OpOut {
-    method: String,
-    paths: [String; 1],
-    groups: [String; 1],
-    summary: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    weight_from: Option<String>,
 }
 
 /// The path parameters that name the entity a limit applies to.
@@ -156,12 +146,13 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
         if written.contains(&(method.clone(), op.path.clone())) {
             continue;
         }
-        out.operations.push(OpOut {
+        out.operations.push(crate::definition::GeneratedOp {
             method,
-            paths: [op.path],
-            groups: [op.operation_id.clone()],
-            summary: op.operation_id,
+            paths: vec![op.path],
+            groups: vec![op.operation_id.clone()],
+            summary: Some(op.operation_id),
             weight_from: op.limit.path.strip_prefix("req.").map(str::to_owned),
+            ..crate::definition::GeneratedOp::default()
         });
     }
     let body = toml::to_string(&out).map_err(|e| spec(format!("writing TOML: {e}")))?;

@@ -121,16 +121,11 @@ enum CatalogCommand {
     },
 }
 
-/// Writes the answers file of the OpenAPI documents (`*.yaml`) of `dir` to `path`.
-fn write_answers(dir: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
-    let specs = apistend_sandbox::SpecAnswers::load(dir)?;
-    std::fs::write(path, specs.to_file_bytes())
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// Writes the answers file of the one OpenAPI document `spec` (YAML or JSON) to `path`.
-fn write_answers_of(spec: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
-    let specs = apistend_sandbox::SpecAnswers::load_file(spec)?;
+/// Writes `specs` as the answers file `path` (what `apistend serve` embeds).
+fn write_answers(
+    specs: &apistend_sandbox::SpecAnswers,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
     std::fs::write(path, specs.to_file_bytes())
         .with_context(|| format!("writing {}", path.display()))
 }
@@ -143,7 +138,7 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             answers,
         }) => {
             if let Some(path) = &answers {
-                write_answers(&dir, path)?;
+                write_answers(&apistend_sandbox::SpecAnswers::load(&dir)?, path)?;
             }
             return import(&dir, output);
         }
@@ -163,7 +158,7 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             answers,
         }) => {
             if let Some(path) = &answers {
-                write_answers(spec.parent().unwrap_or(std::path::Path::new(".")), path)?;
+                write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
             return regenerate(&spec, &definition, apistend_catalog::apify_import::import);
         }
@@ -174,7 +169,7 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             extra,
         }) => {
             if let Some(path) = &answers {
-                write_answers_of(&spec, path)?;
+                write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
             let Some(extra) = extra else {
                 return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
@@ -205,7 +200,7 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             return regenerate(&methods, &definition, apistend_catalog::b24_import::import);
         }
         Some(CatalogCommand::ImportAnswers { spec, output }) => {
-            return write_answers_of(&spec, &output);
+            return write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output);
         }
         Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
             return regenerate(

@@ -109,6 +109,12 @@ fn node_modules() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// The venv's Python with the pinned client libraries, or `None` after a loud skip (a failure
+/// in CI) when it cannot be set up.
+fn python() -> Option<PathBuf> {
+    venv().map_err(|why| unavailable(&why)).ok()
+}
+
 /// Runs `cmd` for at most `secs`; its status and output.
 fn run_bounded(cmd: &mut Command, secs: u64) -> (std::process::ExitStatus, String, String) {
     let mut child = cmd
@@ -195,10 +201,7 @@ fn serve_with(data: &Path, extra: &[&std::ffi::OsStr]) -> (std::process::Child, 
 
 #[test]
 fn popular_client_libraries_work_by_changing_only_their_base_url() {
-    let python = match venv() {
-        Ok(p) => p,
-        Err(why) => return unavailable(&why),
-    };
+    let Some(python) = python() else { return };
     // WB's answers come from the import of its specs embedded in the binary: the library
     // parses them into its models, with no spec directory.
     let data = std::env::temp_dir().join(format!("apistend-compat-{}", std::process::id()));
@@ -237,10 +240,7 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
 /// idle: nginx-like keep-alive, no "Server disconnected".
 #[test]
 fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
-    let python = match venv() {
-        Ok(p) => p,
-        Err(why) => return unavailable(&why),
-    };
+    let Some(python) = python() else { return };
     let data = std::env::temp_dir().join(format!("apistend-keepalive-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
     let (mut server, base) = serve(&data);
@@ -273,10 +273,7 @@ fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
 /// reach the sandbox with nothing but the proxy and CA variables set: no code change.
 #[test]
 fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
-    let python = match venv() {
-        Ok(p) => p,
-        Err(why) => return unavailable(&why),
-    };
+    let Some(python) = python() else { return };
     let node = match node_modules() {
         Ok(d) => d,
         Err(why) => return unavailable(&why),
@@ -437,10 +434,7 @@ fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
 /// openapi-schema-validator). The thresholds are the issue's; the counts are in docs/answers.md.
 #[test]
 fn answers_are_valid_against_the_official_descriptions() {
-    let python = match venv() {
-        Ok(p) => p,
-        Err(why) => return unavailable(&why),
-    };
+    let Some(python) = python() else { return };
     let shared = repo().join("../shared");
     if !shared.join("specs").exists() || !shared.join("wb-openapi").exists() {
         return unavailable("../shared (the official descriptions) is not beside the repository");
@@ -511,10 +505,7 @@ fn answers_are_valid_against_the_official_descriptions() {
 /// `scripts/bench-proxy.sh` (BENCHMARKS.md).
 #[test]
 fn python_processes_through_two_proxies_on_one_redis_draw_no_429() {
-    let python = match venv() {
-        Ok(p) => p,
-        Err(why) => return unavailable(&why),
-    };
+    let Some(python) = python() else { return };
     let Some(redis) = apistend_testkit::RedisServer::start("proxies_on_one_redis") else {
         return;
     };

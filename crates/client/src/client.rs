@@ -892,7 +892,7 @@ mod tests {
             max_wait: Duration::from_secs(30),
             ..ClientConfig::default()
         };
-        let wb = c.service(ServiceId::WB).unwrap();
+        let wb = c.service(c.service_id("wb").unwrap()).unwrap();
         // "1 минута | 1 запрос | 1 минута | 10 запросов": two periods + 5 s.
         let news = wb
             .group("common-api.get.api-communications-v2-news")
@@ -905,7 +905,7 @@ mod tests {
         );
         assert_eq!(
             operation_path(
-                Catalog::builtin().unwrap().service(ServiceId::B24).unwrap(),
+                c.service(c.service_id("b24").unwrap()).unwrap(),
                 "/rest/1/abc/crm.deal.list.json"
             ),
             "/rest/crm.deal.list"
@@ -917,10 +917,15 @@ mod tests {
 mod builder_tests {
     use super::*;
 
+    /// The id the catalog gives the service named `name`.
+    fn id(name: &str) -> ServiceId {
+        Catalog::builtin().unwrap().service_id(name).unwrap()
+    }
+
     #[test]
     fn a_base_url_that_does_not_parse_is_refused_at_build() {
         let built = Client::builder()
-            .service(ServiceId::WB)
+            .service(id("wb"))
             .base_url("content-api.wildberries.ru")
             .config(ClientConfig::default())
             .store(MemoryStore::new())
@@ -931,7 +936,7 @@ mod builder_tests {
     #[test]
     fn the_algorithm_applies_to_every_quota() {
         let c = Client::builder()
-            .service(ServiceId::WB)
+            .service(id("wb"))
             .base_url("http://127.0.0.1:9")
             .algorithm(Algorithm::FixedWindow)
             .config(ClientConfig::default())
@@ -945,7 +950,7 @@ mod builder_tests {
     #[test]
     fn a_request_takes_the_weight_its_definition_gives() {
         let c = Client::builder()
-            .service(ServiceId::new("moysklad"))
+            .service(id("moysklad"))
             .base_url("http://127.0.0.1:9/moysklad")
             .config(ClientConfig::default())
             .store(MemoryStore::new())

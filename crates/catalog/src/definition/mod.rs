@@ -4,6 +4,7 @@
 
 mod build;
 mod file;
+mod generated;
 
 use std::path::Path;
 
@@ -13,6 +14,7 @@ pub use file::{
 };
 
 pub(crate) use build::{Imports, Source, service_of};
+pub(crate) use generated::{GeneratedAnswer, GeneratedOp, GeneratedOps};
 
 use crate::error::CatalogError;
 
