@@ -30,6 +30,8 @@ mod sync;
 mod tenants;
 pub mod tls;
 mod transport;
+mod ui;
+mod watch;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -64,7 +66,7 @@ pub mod fuzzing {
 }
 
 /// Path prefixes the sandbox answers itself, which no service definition may take.
-const RESERVED_PREFIXES: [&str; 4] = ["/api", "/metrics", "/healthz", "/readyz"];
+const RESERVED_PREFIXES: [&str; 5] = ["/api", "/metrics", "/healthz", "/readyz", "/ui"];
 
 /// The longest `X-Mock-Delay` accepted by default, in milliseconds.
 pub(crate) const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
@@ -221,6 +223,8 @@ pub(crate) struct AppState {
     pub(crate) operating: Vec<(ServiceId, operating::Operating)>,
     /// Owners locked out after repeated rejections, for services whose definition says so.
     pub(crate) lockouts: lockout::Lockouts,
+    /// The dashboard's live feeds.
+    pub(crate) watch: watch::Watch,
     pub(crate) limits: Limits,
     pub(crate) admin_limiter: MemoryStore,
     pub(crate) admin_quota: apistend_limiter::Quota,
@@ -386,6 +390,7 @@ impl Sandbox {
             answers,
             operating,
             lockouts: lockout::Lockouts::default(),
+            watch: watch::Watch::default(),
             limits: Limits {
                 max_delay_ms: config.max_delay_ms,
                 max_timeout_ms: config.max_timeout_ms,
@@ -443,6 +448,7 @@ impl Sandbox {
     pub fn router(&self) -> Router {
         Router::new()
             .merge(admin::router(&self.state))
+            .merge(ui::router())
             .fallback(dispatch)
             .with_state(Arc::clone(&self.state))
     }

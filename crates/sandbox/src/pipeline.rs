@@ -221,6 +221,8 @@ struct Seen {
     chaos: bool,
     /// The bucket's (remaining, limit) after the request's token.
     fill: Option<(u32, u32)>,
+    /// The sandbox and key of the request, when a dashboard feed is open (else not looked at).
+    watched: Option<(Arc<str>, Arc<str>)>,
 }
 
 /// A header value for a count or a number of seconds. Values up to 4095 come from a table made
@@ -297,10 +299,11 @@ pub(crate) async fn handle(
         group: usize::MAX,
         chaos: false,
         fill: None,
+        watched: None,
     };
     let debug = tracing::enabled!(tracing::Level::DEBUG);
-    let path = debug.then(|| req.uri().path().to_owned());
-    let resp = handle_inner(&state, route, req, &meta, &mut seen).await;
+    let path = (debug || state.watch.watched()).then(|| req.uri().path().to_owned());
+    let mut resp = handle_inner(&state, route, req, &meta, &mut seen).await;
     let status = resp.status().as_u16();
     let scenario = resp
         .headers()
@@ -322,6 +325,28 @@ pub(crate) async fn handle(
     }
     if debug {
         tracing::debug!(request_id = meta.id(), service = %id, %method, path = path.as_deref().unwrap_or(""), status, scenario, "answered");
+    }
+    if let Some((sandbox, key)) = seen.watched.take() {
+        let refused = scenario == Some(Scenario::RateLimit.name());
+        let refusal = if refused {
+            let (parts, body) = resp.into_parts();
+            let (captured, body) = crate::watch::capture(&parts.headers, body).await;
+            resp = Response::from_parts(parts, body);
+            Some(Arc::new(captured))
+        } else {
+            None
+        };
+        state.watch.publish(crate::watch::Seen {
+            sandbox,
+            key,
+            service: id,
+            group: seen.group,
+            method,
+            path: path.unwrap_or_default(),
+            status,
+            at_ms: crate::clock::unix_now_us() / 1000,
+            refusal,
+        });
     }
     resp
 }
@@ -395,6 +420,12 @@ async fn handle_inner(
             .map_or(1, |o| o.weight_for(call.body.as_ref())),
     };
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
+    if state.watch.watched() {
+        seen.watched = owner
+            .view
+            .as_ref()
+            .map(|v| (Arc::clone(&v.sandbox), Arc::clone(&owner.key)));
+    }
 
     // A locked-out owner gets the lockout's answer and spends nothing.
     if service.lockout.is_some() && state.lockouts.locked(id, &owner.key, started) {

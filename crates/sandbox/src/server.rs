@@ -71,6 +71,7 @@ impl Server {
             server.connection(stream, Surface::Sandbox);
         }
         drop(http);
+        server.state.watch.stop();
         drop(server);
         drain.drain(Duration::from_secs(30)).await;
         Ok(())
@@ -154,10 +155,7 @@ impl Server {
             return Either::Right(Box::pin(fut) as Boxed).map(answered);
         }
         let target = intercept::target(&state.catalog, req.uri(), req.headers());
-        if surface == Surface::Sandbox
-            && target == Target::Prefix
-            && req.uri().path().starts_with("/api/")
-        {
+        if surface == Surface::Sandbox && target == Target::Prefix && own_route(req.uri().path()) {
             let (admin, limits) = (self.admin.clone(), state.limits);
             let fut = async move {
                 match admin::buffer_body(req, limits).await {
@@ -172,6 +170,11 @@ impl Server {
         }
         Either::Left(crate::answer(state, req.map(Body::new), target, surface)).map(answered)
     }
+}
+
+/// A route of the router (the management API, the dashboard) rather than of the emulation.
+fn own_route(path: &str) -> bool {
+    path.starts_with("/api/") || path == "/ui" || path.starts_with("/ui/")
 }
 
 /// The next connection; a failed accept (out of file descriptors and the like) is logged and

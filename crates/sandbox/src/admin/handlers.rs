@@ -85,11 +85,77 @@ pub(super) async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> R
     }
 }
 
-pub(super) async fn list(State(state): State<Arc<AppState>>) -> Response<Body> {
-    json_response(
-        StatusCode::OK,
-        &Value::Array(state.tenants.list().iter().map(sandbox_json).collect()),
-    )
+/// The query of `GET /api/v1/sandboxes`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    /// Only sandboxes whose name or id contains this (case-insensitive).
+    q: Option<String>,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+}
+
+/// The sandboxes, oldest first, filtered and paged on the server; `X-Total-Count` says how many
+/// matched in all.
+pub(super) async fn list(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Response<Body> {
+    let q = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_query(&e),
+    };
+    let needle = q.q.as_deref().map(str::to_lowercase);
+    let all = state.tenants.list();
+    let matched: Vec<_> = all
+        .iter()
+        .filter(|s| {
+            needle.as_deref().is_none_or(|n| {
+                s.name.to_lowercase().contains(n) || s.id.to_lowercase().contains(n)
+            })
+        })
+        .collect();
+    let total = matched.len();
+    let page: Vec<Value> = matched
+        .into_iter()
+        .skip(q.offset)
+        .take(q.limit.unwrap_or(usize::MAX))
+        .map(sandbox_json)
+        .collect();
+    let mut r = json_response(StatusCode::OK, &Value::Array(page));
+    r.headers_mut()
+        .insert("x-total-count", http::HeaderValue::from(total));
+    r
+}
+
+/// The scenarios a request (`X-Mock-Scenario`) or a sandbox's defaults may name.
+pub(super) async fn scenarios() -> Response<Body> {
+    let names: Vec<&str> = crate::scenario::SCENARIOS.iter().map(|(n, _)| *n).collect();
+    json_response(StatusCode::OK, &json!(names))
+}
+
+/// The emulated services and their limit groups, as the catalog has them.
+pub(super) async fn services(State(state): State<Arc<AppState>>) -> Response<Body> {
+    let rows: Vec<Value> = state
+        .catalog
+        .services()
+        .iter()
+        .map(|svc| {
+            let groups: Vec<Value> = svc
+                .groups
+                .iter()
+                .map(|g| {
+                    json!({"id": g.id, "burst": g.quota.burst(),
+                           "interval_ms": g.quota.interval_micros() as f64 / 1000.0,
+                           "algorithm": g.quota.algorithm().as_str(),
+                           "per_host": g.scope == BucketScope::Host})
+                })
+                .collect();
+            json!({"id": svc.id.as_str(), "prefix": svc.prefix, "groups": groups})
+        })
+        .collect();
+    json_response(StatusCode::OK, &Value::Array(rows))
 }
 
 pub(super) async fn get_one(
@@ -300,69 +366,119 @@ pub(super) async fn put_settings(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BucketFilter {
-    key: Option<String>,
-    service: Option<String>,
-    group: Option<String>,
+    pub(super) key: Option<String>,
+    pub(super) service: Option<String>,
+    pub(super) group: Option<String>,
     /// Include full buckets too.
     all: Option<bool>,
+    /// Rows to skip (paging).
+    #[serde(default)]
+    offset: usize,
+    /// Rows to answer at most (paging); all when absent.
+    limit: Option<usize>,
 }
 
-/// The (key, service, group, bucket key, quota) of the sandbox's buckets matching `f`.
-fn buckets_of(
-    state: &AppState,
-    s: &crate::tenants::SandboxRecord,
-    f: &BucketFilter,
-) -> Vec<(String, ServiceId, String, String, Quota)> {
-    let mut out = Vec::new();
+impl BucketFilter {
+    /// Every bucket (full ones too) matching `key`, `service` and `group`, unpaged.
+    pub(super) fn page(
+        key: Option<String>,
+        service: Option<String>,
+        group: Option<String>,
+    ) -> Self {
+        Self {
+            key,
+            service,
+            group,
+            all: Some(true),
+            offset: 0,
+            limit: None,
+        }
+    }
+}
+
+/// One bucket of a sandbox: whose, of which group, its key in the store and its quota.
+pub(super) struct BucketRow {
+    pub(super) key: String,
+    pub(super) service: ServiceId,
+    pub(super) group: String,
+    pub(super) bucket: String,
+    pub(super) quota: Quota,
+}
+
+/// The sandbox's buckets matching `f`, in a stable order (keys, then applications; services and
+/// groups in catalog order), built as they are read: a page of them costs that page.
+pub(super) fn buckets_of<'a>(
+    state: &'a AppState,
+    s: &'a crate::tenants::SandboxRecord,
+    f: &'a BucketFilter,
+) -> impl Iterator<Item = BucketRow> + 'a {
     // Keys, then Bitrix24 local applications (as `app:ID`: their requests spend from buckets of
     // their own, for the groups scoped per application, and from the app's key otherwise).
     let view = state.tenants.view(&s.id);
-    let owners = s
-        .keys
-        .iter()
-        .map(|k| Owner {
+    let keys = s.keys.iter().map({
+        let view = view.clone();
+        move |k| Owner {
             key: k.as_str().into(),
             app: None,
             view: view.clone(),
             part: None,
-        })
-        .chain(s.b24_apps.iter().map(|a| Owner {
-            key: format!("app:{}", a.id).into(),
-            app: Some(a.id.as_str().into()),
-            view: view.clone(),
-            part: None,
-        }));
-    for owner in owners.filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key)) {
-        let key = &owner.key;
-        for svc in state.catalog.services().iter().filter(|svc| {
-            // An application's token is a credential of the services that take one (`auth=`).
-            (owner.app.is_none() || svc.credentials.contains(&CredentialChannel::AuthParam))
-                && f.service
-                    .as_ref()
-                    .is_none_or(|want| want == svc.id.as_str())
-        }) {
-            for g in svc
-                .groups
-                .iter()
-                .filter(|g| f.group.as_ref().is_none_or(|want| *want == g.id))
-            {
-                // Buckets per host are made on first use; not listed here. For a group per
-                // resource, this is the bucket of its operations that name no resource.
-                if g.scope == BucketScope::Host {
-                    continue;
-                }
-                let bk = buckets::key(svc.id.as_str(), g, &owner, &buckets::Target::default());
-                out.push((
-                    key.to_string(),
-                    svc.id,
-                    g.id.clone(),
-                    bk,
-                    buckets::quota(svc, g, &owner),
-                ));
-            }
         }
-    }
-    out
+    });
+    let apps = s.b24_apps.iter().map(move |a| Owner {
+        key: format!("app:{}", a.id).into(),
+        app: Some(a.id.as_str().into()),
+        view: view.clone(),
+        part: None,
+    });
+    keys.chain(apps)
+        .filter(|o| f.key.as_ref().is_none_or(|want| **want == *o.key))
+        .flat_map(move |owner| {
+            let owner = Arc::new(owner);
+            state
+                .catalog
+                .services()
+                .iter()
+                .filter({
+                    let owner = Arc::clone(&owner);
+                    move |svc| {
+                        // An application's token is a credential of the services that take one
+                        // (`auth=`).
+                        (owner.app.is_none()
+                            || svc.credentials.contains(&CredentialChannel::AuthParam))
+                            && f.service
+                                .as_ref()
+                                .is_none_or(|want| want == svc.id.as_str())
+                    }
+                })
+                .flat_map(move |svc| {
+                    let owner = Arc::clone(&owner);
+                    svc.groups
+                        .iter()
+                        // Buckets per host are made on first use; not listed here. For a group
+                        // per resource, this is the bucket of its operations that name no
+                        // resource.
+                        .filter(|g| g.scope != BucketScope::Host)
+                        .filter(|g| f.group.as_ref().is_none_or(|want| *want == g.id))
+                        .map(move |g| BucketRow {
+                            key: owner.key.to_string(),
+                            service: svc.id,
+                            group: g.id.clone(),
+                            bucket: buckets::key(
+                                svc.id.as_str(),
+                                g,
+                                &owner,
+                                &buckets::Target::default(),
+                            ),
+                            quota: buckets::quota(svc, g, &owner),
+                        })
+                })
+        })
+}
+
+/// A bucket as the management API shows it.
+pub(super) fn bucket_json(b: &BucketRow, d: &apistend_limiter::Decision) -> Value {
+    json!({"key": b.key, "service": b.service.as_str(), "group": b.group, "limit": d.limit, "remaining": d.remaining,
+           "retry_after_ms": d.retry_after.as_millis(), "reset_after_ms": d.reset_after.as_millis()})
 }
 
 pub(super) async fn inspect(
@@ -378,17 +494,26 @@ pub(super) async fn inspect(
         return not_found(&id);
     };
     let mut rows = Vec::new();
-    for (key, sid, group, bk, q) in buckets_of(&state, &s, &f) {
-        let d = match state.store.peek(&bk, &q).await {
+    let mut skip = f.offset;
+    let take = f.limit.unwrap_or(usize::MAX);
+    for b in buckets_of(&state, &s, &f) {
+        if rows.len() >= take {
+            break;
+        }
+        let d = match state.store.peek(&b.bucket, &b.quota).await {
             Ok(d) => d,
             Err(e) => {
                 return ApiError::Unavailable(e.to_string()).into_response();
             }
         };
-        if f.all.unwrap_or(false) || d.remaining < d.limit {
-            rows.push(json!({"key": key, "service": sid.as_str(), "group": group, "limit": d.limit, "remaining": d.remaining,
-                             "retry_after_ms": d.retry_after.as_millis(), "reset_after_ms": d.reset_after.as_millis()}));
+        if !(f.all.unwrap_or(false) || d.remaining < d.limit) {
+            continue;
         }
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        rows.push(bucket_json(&b, &d));
     }
     json_response(StatusCode::OK, &Value::Array(rows))
 }
@@ -405,8 +530,8 @@ pub(super) async fn reset(
     let Some(s) = state.tenants.get(&id) else {
         return not_found(&id);
     };
-    for (_, _, _, bk, _) in buckets_of(&state, &s, &f) {
-        if let Err(e) = state.store.reset(&bk).await {
+    for b in buckets_of(&state, &s, &f) {
+        if let Err(e) = state.store.reset(&b.bucket).await {
             return ApiError::Unavailable(e.to_string()).into_response();
         }
     }

@@ -11,6 +11,7 @@
 
 mod auth;
 mod body;
+mod events;
 mod handlers;
 mod problem;
 
@@ -30,20 +31,37 @@ pub(crate) use problem::problem;
 use crate::AppState;
 use handlers::{
     add_app, create, delete_one, get_one, get_settings, inspect, issue_key, list, list_apps,
-    list_keys, put_settings, remove_app, reset, revoke_key, set_limit,
+    list_keys, put_settings, remove_app, reset, revoke_key, scenarios, services, set_limit,
 };
 use problem::json_response;
 
 /// The routes, as the OpenAPI document describes them: method, path, summary, success status.
-pub(crate) const ROUTES: [(&str, &str, &str, u16); 16] = [
+pub(crate) const ROUTES: [(&str, &str, &str, u16); 19] = [
     ("get", "/api/v1/openapi.json", "This document", 200),
+    (
+        "get",
+        "/api/v1/services",
+        "The emulated services and their limit groups",
+        200,
+    ),
+    (
+        "get",
+        "/api/v1/scenarios",
+        "The scenarios X-Mock-Scenario and a sandbox's defaults may name",
+        200,
+    ),
     (
         "post",
         "/api/v1/sandboxes",
         "Create a sandbox; answers it with its first key",
         201,
     ),
-    ("get", "/api/v1/sandboxes", "List sandboxes", 200),
+    (
+        "get",
+        "/api/v1/sandboxes",
+        "List sandboxes (`q` filters by name or id, `offset`/`limit` page; X-Total-Count)",
+        200,
+    ),
     ("get", "/api/v1/sandboxes/{id}", "Get a sandbox", 200),
     ("delete", "/api/v1/sandboxes/{id}", "Delete a sandbox", 204),
     ("post", "/api/v1/sandboxes/{id}/keys", "Issue a key", 201),
@@ -102,6 +120,12 @@ pub(crate) const ROUTES: [(&str, &str, &str, u16); 16] = [
         "Reset buckets (to full)",
         204,
     ),
+    (
+        "get",
+        "/api/v1/sandboxes/{id}/events",
+        "Live feed (server-sent events): bucket levels, request rates per group, refusals",
+        200,
+    ),
 ];
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
@@ -127,6 +151,9 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             put(set_limit),
         )
         .route("/api/v1/sandboxes/{id}/buckets", get(inspect).delete(reset))
+        .route("/api/v1/sandboxes/{id}/events", get(events::events))
+        .route("/api/v1/services", get(services))
+        .route("/api/v1/scenarios", get(scenarios))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(state),
             auth::guard,

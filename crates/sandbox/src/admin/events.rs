@@ -1,0 +1,221 @@
+//! `GET /api/v1/sandboxes/{id}/events`: a sandbox's live feed, as server-sent events.
+//!
+//! - `buckets`, every `interval_ms`: one page of the sandbox's buckets (full ones too) and their
+//!   levels; `key`, `service`, `group` filter it on the server, `offset`/`limit` page it;
+//! - `rates`, at the same pace: requests answered and refused per limit group since the last;
+//! - `refusal`, as it happens: a rate-limit answer as it was sent (headers, start of the body).
+//!
+//! The feed sees the requests this instance answers; buckets are read from the shared store.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_catalog::ServiceId;
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::IntoResponse;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream;
+use http::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::handlers::{BucketFilter, bucket_json, buckets_of};
+use super::problem::{ApiError, bad_query};
+use crate::AppState;
+use crate::watch::{Feed, Seen};
+
+/// Buckets in one page of the feed, unless it asks for fewer (at most [`MAX_PAGE`]).
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 500;
+
+/// The query of a feed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FeedQuery {
+    key: Option<String>,
+    service: Option<String>,
+    group: Option<String>,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+    /// How often `buckets` and `rates` come, 200 ms to 60 s (1 s when absent).
+    interval_ms: Option<u64>,
+}
+
+pub(super) async fn events(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    query: Result<Query<FeedQuery>, QueryRejection>,
+) -> Response<Body> {
+    let q = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_query(&e),
+    };
+    if state.tenants.get(&id).is_none() {
+        return ApiError::NotFound(format!("no sandbox {id:?}")).into_response();
+    }
+    let interval = q.interval_ms.unwrap_or(1000);
+    if !(200..=60_000).contains(&interval) {
+        return ApiError::Unprocessable(format!("interval_ms: from 200 to 60000, got {interval}"))
+            .into_response();
+    }
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return ApiError::Unprocessable(format!("limit: from 1 to {MAX_PAGE}, got {limit}"))
+            .into_response();
+    }
+    let mut ticker = tokio::time::interval(Duration::from_millis(interval));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let run = Run {
+        feed: state.watch.subscribe(),
+        filter: BucketFilter::page(q.key, q.service, q.group),
+        offset: q.offset,
+        limit,
+        interval,
+        state,
+        sandbox: id,
+        ticker,
+        counts: BTreeMap::new(),
+        missed: 0,
+        pending: Vec::new(),
+        done: false,
+    };
+    let events = stream::unfold(run, |mut run| async move {
+        let e = run.next().await?;
+        Some((Ok::<_, Infallible>(e), run))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+/// What woke a feed up.
+enum Woke {
+    Seen(Result<Arc<Seen>, RecvError>),
+    Tick,
+    Stop,
+}
+
+/// One open feed.
+struct Run {
+    feed: Feed,
+    filter: BucketFilter,
+    offset: usize,
+    limit: usize,
+    interval: u64,
+    state: Arc<AppState>,
+    sandbox: String,
+    ticker: tokio::time::Interval,
+    /// (service, group) → (answered, refused) since the last `rates`.
+    counts: BTreeMap<(ServiceId, usize), (u64, u64)>,
+    missed: u64,
+    /// Events made and not yet sent (in reverse order).
+    pending: Vec<Event>,
+    done: bool,
+}
+
+impl Run {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(e) = self.pending.pop() {
+                return Some(e);
+            }
+            if self.done {
+                return None;
+            }
+            let woke = tokio::select! {
+                got = self.feed.rx.recv() => Woke::Seen(got),
+                _ = self.ticker.tick() => Woke::Tick,
+                _ = self.feed.stopping.wait_for(|s| *s) => Woke::Stop,
+            };
+            match woke {
+                Woke::Seen(Ok(seen)) if *seen.sandbox == *self.sandbox => {
+                    if let Some(e) = self.saw(&seen) {
+                        return Some(e);
+                    }
+                }
+                Woke::Seen(Ok(_)) => {}
+                Woke::Seen(Err(RecvError::Lagged(n))) => self.missed += n,
+                Woke::Seen(Err(RecvError::Closed)) | Woke::Stop => self.done = true,
+                Woke::Tick => self.tick().await,
+            }
+        }
+    }
+
+    /// Counts a request; a refusal is an event of its own.
+    fn saw(&mut self, seen: &Seen) -> Option<Event> {
+        let c = self.counts.entry((seen.service, seen.group)).or_default();
+        c.0 += 1;
+        let refusal = seen.refusal.as_ref()?;
+        c.1 += 1;
+        let headers: serde_json::Map<String, Value> = refusal
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        Some(event(
+            "refusal",
+            &json!({
+                "at_ms": seen.at_ms, "key": &*seen.key, "service": seen.service.as_str(),
+                "group": self.group_name(seen.service, seen.group), "method": seen.method.as_str(),
+                "path": seen.path, "status": seen.status, "headers": headers, "body": refusal.body,
+            }),
+        ))
+    }
+
+    fn group_name(&self, service: ServiceId, group: usize) -> Option<String> {
+        let svc = self.state.catalog.service(service)?;
+        svc.groups.get(group).map(|g| g.id.clone())
+    }
+
+    /// The `buckets` and `rates` of this interval (or `gone`, when the sandbox was deleted).
+    async fn tick(&mut self) {
+        let at_ms = crate::clock::unix_now_us() / 1000;
+        let Some(s) = self.state.tenants.get(&self.sandbox) else {
+            self.pending
+                .push(event("gone", &json!({"sandbox": self.sandbox})));
+            self.done = true;
+            return;
+        };
+        let groups: Vec<Value> = std::mem::take(&mut self.counts)
+            .into_iter()
+            .map(|((svc, g), (answered, refused))| {
+                json!({"service": svc.as_str(), "group": self.group_name(svc, g),
+                       "answered": answered, "refused": refused})
+            })
+            .collect();
+        let rates = json!({"at_ms": at_ms, "interval_ms": self.interval, "groups": groups,
+                           "missed": std::mem::take(&mut self.missed)});
+        let page: Vec<_> = buckets_of(&self.state, &s, &self.filter)
+            .skip(self.offset)
+            .take(self.limit + 1)
+            .collect();
+        let more = page.len() > self.limit;
+        let mut rows = Vec::with_capacity(page.len());
+        for b in page.iter().take(self.limit) {
+            match self.state.store.peek(&b.bucket, &b.quota).await {
+                Ok(d) => rows.push(bucket_json(b, &d)),
+                Err(e) => {
+                    self.pending
+                        .push(event("error", &json!({"detail": e.to_string()})));
+                    break;
+                }
+            }
+        }
+        // Sent in this order: buckets, then rates.
+        self.pending.push(event("rates", &rates));
+        self.pending.push(event(
+            "buckets",
+            &json!({"at_ms": at_ms, "offset": self.offset, "more": more, "buckets": rows}),
+        ));
+    }
+}
+
+fn event(name: &str, data: &Value) -> Event {
+    Event::default().event(name).data(data.to_string())
+}

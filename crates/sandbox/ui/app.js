@@ -1,0 +1,441 @@
+// The APIStend dashboard: the management API (/api/v1) seen in a page. No framework, no CDN: the
+// binary embeds this file. The token stays in this tab's sessionStorage and is sent as a bearer
+// token; the live feed is read with fetch (EventSource cannot send an Authorization header).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const HISTORY_MS = 5 * 60 * 1000;
+const SB_PAGE = 50;
+const B_PAGE = 25;
+
+const ui = {
+  token: sessionStorage.getItem("apistend-token") || "",
+  services: [],
+  sbOffset: 0,
+  sbTotal: 0,
+  sandbox: null,
+  bOffset: 0,
+  feed: null,
+  history: new Map(), // bucket "key|service|group" -> [[t, remaining, limit]]
+  rates: new Map(), // "service/group" -> [[t, answered/s, refused/s]]
+  refusals: [],
+};
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: { Authorization: "Bearer " + ui.token } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  if (r.status === 401) {
+    logout("The token was not accepted.");
+    throw new ApiError(401, "unauthorized");
+  }
+  if (!r.ok) {
+    let detail = r.statusText;
+    try {
+      detail = (await r.json()).detail || detail;
+    } catch (_) {}
+    throw new ApiError(r.status, detail);
+  }
+  return r;
+}
+
+const json = async (method, path, body) => (await api(method, path, body)).json();
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+// --- log in ---------------------------------------------------------------
+
+function show(view) {
+  $("login-view").hidden = view !== "login";
+  $("app-view").hidden = view !== "app";
+  $("who").hidden = view !== "app";
+}
+
+function logout(why) {
+  stopFeed();
+  ui.token = "";
+  sessionStorage.removeItem("apistend-token");
+  $("login-error").textContent = why || "";
+  show("login");
+}
+
+async function login(token) {
+  ui.token = token;
+  try {
+    await api("GET", "/api/v1/sandboxes?limit=1");
+  } catch (e) {
+    if (e.status !== 401) $("login-error").textContent = "The sandbox answered: " + e.message;
+    return;
+  }
+  sessionStorage.setItem("apistend-token", token);
+  $("login-error").textContent = "";
+  show("app");
+  await start();
+}
+
+// --- sandboxes -------------------------------------------------------------
+
+async function start() {
+  ui.services = await json("GET", "/api/v1/services");
+  const scenarios = await json("GET", "/api/v1/scenarios");
+  fillSelect($("s-scenario"), [["", "none"], ...scenarios.map((s) => [s, s])]);
+  fillSelect($("f-service"), [["", "all"], ...ui.services.map((s) => [s.id, s.id])]);
+  fillSelect($("l-service"), ui.services.map((s) => [s.id, s.id]));
+  limitGroups();
+  await loadSandboxes();
+}
+
+function fillSelect(sel, options) {
+  const keep = sel.value;
+  sel.replaceChildren(...options.map(([v, t]) => el("option", { value: v }, t)));
+  if (options.some(([v]) => v === keep)) sel.value = keep;
+}
+
+async function loadSandboxes() {
+  const q = $("search").value.trim();
+  const params = new URLSearchParams({ offset: ui.sbOffset, limit: SB_PAGE });
+  if (q) params.set("q", q);
+  const r = await api("GET", "/api/v1/sandboxes?" + params);
+  ui.sbTotal = Number(r.headers.get("x-total-count") || 0);
+  const list = await r.json();
+  $("sandboxes").replaceChildren(
+    ...list.map((s) =>
+      el(
+        "li",
+        {
+          class: ui.sandbox && ui.sandbox.id === s.id ? "chosen" : "",
+          "data-id": s.id,
+          onclick: () => choose(s.id),
+        },
+        el("strong", {}, s.name),
+        el("span", { class: "muted" }, ` ${s.id} · ${s.keys.length} key${s.keys.length === 1 ? "" : "s"}`),
+      ),
+    ),
+  );
+  const to = Math.min(ui.sbOffset + list.length, ui.sbTotal);
+  $("sb-range").textContent = ui.sbTotal ? `${ui.sbOffset + 1}–${to} of ${ui.sbTotal}` : "none";
+  $("sb-prev").disabled = ui.sbOffset === 0;
+  $("sb-next").disabled = to >= ui.sbTotal;
+}
+
+async function choose(id) {
+  const s = await json("GET", "/api/v1/sandboxes/" + encodeURIComponent(id));
+  ui.sandbox = s;
+  ui.bOffset = 0;
+  ui.history.clear();
+  ui.rates.clear();
+  ui.refusals = [];
+  $("empty").hidden = true;
+  $("sandbox").hidden = false;
+  $("sb-title").textContent = `${s.name} (${s.id})`;
+  $("sb-keys").textContent = s.keys.join(", ") || "none";
+  fillSelect($("f-key"), [["", "all"], ...s.keys.map((k) => [k, k])]);
+  filterGroups();
+  const st = s.settings || {};
+  $("s-latency").value = st.latency_ms ?? "";
+  $("s-scenario").value = st.scenario ? st.scenario.name : "";
+  if (st.scenario) {
+    $("s-probability").value = st.scenario.probability;
+    $("s-seed").value = st.scenario.seed;
+  }
+  renderRefusals();
+  document.querySelectorAll("#sandboxes li").forEach((li) => li.classList.toggle("chosen", li.dataset.id === id));
+  startFeed();
+}
+
+function groupsOf(service) {
+  const s = ui.services.find((x) => x.id === service);
+  return s ? s.groups : [];
+}
+
+function filterGroups() {
+  const groups = groupsOf($("f-service").value).filter((g) => !g.per_host);
+  fillSelect($("f-group"), [["", "all"], ...groups.map((g) => [g.id, g.id])]);
+}
+
+function limitGroups() {
+  const groups = groupsOf($("l-service").value);
+  fillSelect($("l-group"), groups.map((g) => [g.id, g.id]));
+  const g = groups.find((x) => x.id === $("l-group").value);
+  if (g) {
+    $("l-burst").value = g.burst;
+    $("l-interval").value = g.interval_ms;
+  }
+}
+
+function filter() {
+  const p = new URLSearchParams();
+  for (const [name, sel] of [["service", "f-service"], ["group", "f-group"], ["key", "f-key"]]) {
+    if ($(sel).value) p.set(name, $(sel).value);
+  }
+  return p;
+}
+
+// --- the live feed ---------------------------------------------------------
+
+function stopFeed() {
+  if (ui.feed) ui.feed.abort();
+  ui.feed = null;
+  $("live").classList.remove("on");
+}
+
+async function startFeed() {
+  stopFeed();
+  const ctl = new AbortController();
+  ui.feed = ctl;
+  const p = filter();
+  p.set("offset", ui.bOffset);
+  p.set("limit", B_PAGE);
+  p.set("interval_ms", 500);
+  const path = `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/events?${p}`;
+  try {
+    const r = await api("GET", path, undefined);
+    $("live").classList.add("on");
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        let name = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) name = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+      }
+    }
+  } catch (e) {
+    if (ctl.signal.aborted) return;
+  }
+  if (ui.feed === ctl) {
+    $("live").classList.remove("on");
+    // The feed ended (the sandbox restarted, the network dropped): try again shortly.
+    setTimeout(() => ui.feed === ctl && startFeed(), 2000);
+  }
+}
+
+function onEvent(name, d) {
+  if (name === "buckets") onBuckets(d);
+  else if (name === "rates") onRates(d);
+  else if (name === "refusal") {
+    ui.refusals.unshift(d);
+    ui.refusals.length = Math.min(ui.refusals.length, 50);
+    renderRefusals();
+  } else if (name === "gone") {
+    ui.sandbox = null;
+    stopFeed();
+    $("sandbox").hidden = true;
+    $("empty").hidden = false;
+    loadSandboxes();
+  }
+}
+
+function push(map, id, point, now) {
+  let h = map.get(id);
+  if (!h) map.set(id, (h = []));
+  h.push(point);
+  while (h.length && h[0][0] < now - HISTORY_MS) h.shift();
+  return h;
+}
+
+function onBuckets(d) {
+  const tbody = $("buckets").tBodies[0];
+  const rows = d.buckets.map((b) => {
+    const id = `${b.key}|${b.service}|${b.group}`;
+    const h = push(ui.history, id, [d.at_ms, b.remaining, b.limit], d.at_ms);
+    const share = b.limit ? b.remaining / b.limit : 0;
+    const canvas = el("canvas", { width: 240, height: 36 });
+    spark(canvas, h, d.at_ms, (p) => p[1], (p) => p[2]);
+    return el(
+      "tr",
+      { "data-bucket": id, "data-remaining": b.remaining, "data-limit": b.limit },
+      el("td", { class: "mono" }, b.key),
+      el("td", {}, `${b.service} / ${b.group}`),
+      el("td", {}, bar(share)),
+      el("td", {}, canvas),
+      el("td", { class: "num" }, `${b.remaining} / ${b.limit}`, b.retry_after_ms ? el("small", {}, ` next in ${b.retry_after_ms} ms`) : ""),
+      el("td", {}, el("button", { class: "quiet", title: "refill this bucket", onclick: () => resetBuckets({ key: b.key, service: b.service, group: b.group }) }, "reset")),
+    );
+  });
+  tbody.replaceChildren(...rows);
+  $("b-note").textContent = rows.length ? "" : "(none match)";
+  $("b-range").textContent = rows.length ? `${ui.bOffset + 1}–${ui.bOffset + rows.length}${d.more ? "+" : ""}` : "";
+  $("b-prev").disabled = ui.bOffset === 0;
+  $("b-next").disabled = !d.more;
+}
+
+function onRates(d) {
+  const per = 1000 / d.interval_ms;
+  const seen = new Set();
+  for (const g of d.groups) {
+    const id = `${g.service} / ${g.group ?? "-"}`;
+    seen.add(id);
+    push(ui.rates, id, [d.at_ms, g.answered * per, g.refused * per], d.at_ms);
+  }
+  for (const [id] of ui.rates) if (!seen.has(id)) push(ui.rates, id, [d.at_ms, 0, 0], d.at_ms);
+  const tbody = $("rates").tBodies[0];
+  tbody.replaceChildren(
+    ...[...ui.rates.entries()].map(([id, h]) => {
+      const last = h[h.length - 1];
+      const canvas = el("canvas", { width: 200, height: 36 });
+      const top = Math.max(1, ...h.map((p) => p[1]));
+      spark(canvas, h, d.at_ms, (p) => p[1], () => top, (p) => p[2]);
+      return el("tr", {}, el("td", {}, id), el("td", { class: "num" }, last[1].toFixed(1)), el("td", { class: "num" }, last[2].toFixed(1)), el("td", {}, canvas));
+    }),
+  );
+  if (d.missed) $("b-note").textContent = `(the feed fell behind by ${d.missed} requests)`;
+}
+
+// A level bar; set through the CSSOM (the page's CSP allows no inline style attribute).
+function bar(share) {
+  const fill = el("i", { class: share < 0.2 ? "low" : "" });
+  fill.style.width = `${(share * 100).toFixed(1)}%`;
+  return el("div", { class: "bar" }, fill);
+}
+
+// A line of `value` against `top` since the first point (at most five minutes);
+// `second` (refusals) in red.
+function spark(canvas, h, now, value, top, second) {
+  const c = canvas.getContext("2d");
+  const w = canvas.width, ht = canvas.height;
+  c.clearRect(0, 0, w, ht);
+  c.strokeStyle = "#d8dde6";
+  c.strokeRect(0.5, 0.5, w - 1, ht - 1);
+  const span = Math.max(30_000, Math.min(HISTORY_MS, now - (h.length ? h[0][0] : now)));
+  const x = (t) => w - ((now - t) / span) * w;
+  const y = (v, p) => ht - 2 - (v / Math.max(1, top(p))) * (ht - 4);
+  const line = (f, color) => {
+    c.beginPath();
+    c.strokeStyle = color;
+    c.lineWidth = 1.5;
+    h.forEach((p, i) => (i ? c.lineTo(x(p[0]), y(f(p), p)) : c.moveTo(x(p[0]), y(f(p), p))));
+    c.stroke();
+  };
+  line(value, "#2563eb");
+  if (second) line(second, "#dc2626");
+}
+
+function renderRefusals() {
+  $("refusals").replaceChildren(
+    ...ui.refusals.map((r) =>
+      el(
+        "li",
+        {},
+        el(
+          "details",
+          {},
+          el("summary", {}, `${new Date(r.at_ms).toLocaleTimeString()} · ${r.status} · ${r.method} ${r.path} · ${r.key} · ${r.service} / ${r.group ?? "-"}`),
+          el("pre", {}, Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join("\n") + "\n\n" + r.body),
+        ),
+      ),
+    ),
+  );
+  if (!ui.refusals.length) $("refusals").append(el("li", { class: "muted" }, "none yet"));
+}
+
+// --- controls ---------------------------------------------------------------
+
+async function resetBuckets(f) {
+  const p = new URLSearchParams(Object.entries(f).filter(([, v]) => v));
+  await api("DELETE", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/buckets?${p}`);
+}
+
+function status(id, text, bad) {
+  $(id).textContent = text;
+  $(id).classList.toggle("error", !!bad);
+}
+
+async function setLimit(ev) {
+  ev.preventDefault();
+  const [svc, grp] = [$("l-service").value, $("l-group").value];
+  try {
+    const r = await json("PUT", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/limits/${encodeURIComponent(svc)}/${encodeURIComponent(grp)}`, {
+      burst: Number($("l-burst").value),
+      interval_ms: Number($("l-interval").value),
+    });
+    status("l-status", `${svc} / ${grp}: ${r.burst} per ${r.interval_ms} ms`);
+  } catch (e) {
+    status("l-status", e.message, true);
+  }
+}
+
+async function saveSettings(ev) {
+  ev.preventDefault();
+  const id = encodeURIComponent(ui.sandbox.id);
+  try {
+    // PUT replaces the defaults: keep what this form does not show.
+    const current = await json("GET", `/api/v1/sandboxes/${id}/settings`);
+    const body = { bucket_scope: current.bucket_scope || {}, plans: current.plans || {} };
+    if ($("s-latency").value !== "") body.latency_ms = Number($("s-latency").value);
+    if ($("s-scenario").value) {
+      body.scenario = { name: $("s-scenario").value, probability: Number($("s-probability").value) };
+      if ($("s-seed").value !== "") body.scenario.seed = Number($("s-seed").value);
+    }
+    const r = await json("PUT", `/api/v1/sandboxes/${id}/settings`, body);
+    status("s-status", "saved" + (r.scenario ? ` (seed ${r.scenario.seed})` : ""));
+    if (r.scenario) $("s-seed").value = r.scenario.seed;
+  } catch (e) {
+    status("s-status", e.message, true);
+  }
+}
+
+function wire() {
+  $("login").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    login($("token").value.trim());
+  });
+  $("logout").addEventListener("click", () => logout());
+  let searching;
+  $("search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(() => ((ui.sbOffset = 0), loadSandboxes()), 250);
+  });
+  $("sb-prev").addEventListener("click", () => ((ui.sbOffset = Math.max(0, ui.sbOffset - SB_PAGE)), loadSandboxes()));
+  $("sb-next").addEventListener("click", () => ((ui.sbOffset += SB_PAGE), loadSandboxes()));
+  $("b-prev").addEventListener("click", () => ((ui.bOffset = Math.max(0, ui.bOffset - B_PAGE)), startFeed()));
+  $("b-next").addEventListener("click", () => ((ui.bOffset += B_PAGE), startFeed()));
+  $("new-sandbox").addEventListener("click", async () => {
+    const name = prompt("Name of the new sandbox", "sandbox");
+    if (name === null) return;
+    const s = await json("POST", "/api/v1/sandboxes", { name });
+    await loadSandboxes();
+    await choose(s.id);
+  });
+  $("f-service").addEventListener("change", () => (filterGroups(), (ui.bOffset = 0), startFeed()));
+  $("f-group").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
+  $("f-key").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
+  $("reset-all").addEventListener("click", () => resetBuckets(Object.fromEntries(filter())));
+  $("l-service").addEventListener("change", limitGroups);
+  $("l-group").addEventListener("change", limitGroups);
+  $("limit-form").addEventListener("submit", setLimit);
+  $("settings-form").addEventListener("submit", saveSettings);
+}
+
+wire();
+if (ui.token) login(ui.token);
+else show("login");
