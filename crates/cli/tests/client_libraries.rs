@@ -568,3 +568,41 @@ fn python_processes_through_two_proxies_on_one_redis_draw_no_429() {
     assert!(share >= 0.75, "only {share:.3} of the sandbox's rate: {r}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Debian's Chromium, or `None` after a loud skip (a failure in CI, whose `.ci/run` installs it).
+fn chromium() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        unavailable("no chromium on PATH (apt-get install chromium)");
+    }
+    found
+}
+
+/// The dashboard in a real headless Chromium (Playwright): log in, filter the sandboxes, set a
+/// limit from the page, see the bucket fall after requests and a refusal with its answer, see it
+/// refill, reset it with the button (`tests/compat/dashboard.py`). Set
+/// `APISTEND_SCREENSHOTS=docs` to write the README's screenshots.
+#[test]
+fn the_dashboard_in_a_real_browser_shows_a_bucket_fall_refill_and_reset() {
+    let Some(python) = python() else { return };
+    let Some(chromium) = chromium() else { return };
+    let dir = apistend_testkit::temp_dir("dashboard");
+    let (sandbox, base) = serve(&dir);
+    let _sandbox = apistend_testkit::Process(sandbox);
+    let mut cmd = Command::new(&python);
+    cmd.arg(repo().join("tests/compat/dashboard.py"))
+        .args([&base, ADMIN])
+        .arg(&chromium);
+    if let Some(shots) = std::env::var_os("APISTEND_SCREENSHOTS") {
+        cmd.arg(repo().join(shots));
+    }
+    let (status, out, err) = run_bounded(&mut cmd, 180);
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert!(out.contains("dashboard: ok"), "{out}\n{err}");
+}

@@ -1,0 +1,120 @@
+"""The dashboard (/ui) in a real headless Chromium, driven by Playwright.
+
+    dashboard.py BASE_URL ADMIN_TOKEN CHROMIUM [SCREENSHOT_DIR]
+
+Logs in (a wrong token first), makes a sandbox, sets its Bitrix24 limit from the page, sees the
+bucket fall after requests, a refusal with the answer that was sent, the bucket refill, and
+resets it with the page's button. With SCREENSHOT_DIR, saves what a person sees there.
+Exits non-zero with a message at the first expectation that fails.
+"""
+
+import sys
+import time
+
+import httpx
+from playwright.sync_api import expect, sync_playwright
+
+base, token, chromium = sys.argv[1], sys.argv[2], sys.argv[3]
+shots = sys.argv[4] if len(sys.argv) > 4 else None
+admin = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+
+# Other sandboxes around, so that the list has something to filter.
+for i in range(3):
+    admin.post("/api/v1/sandboxes", json={"name": f"other-{i}"}).raise_for_status()
+sb = admin.post("/api/v1/sandboxes", json={"name": "dashboard-check"}).json()
+key = sb["keys"][0]
+
+
+def call(n):
+    """n Bitrix24 calls with the sandbox's key; their statuses."""
+    out = []
+    with httpx.Client(base_url=base, timeout=10) as c:
+        for _ in range(n):
+            r = c.post("/b24/rest/crm.deal.fields.json", headers={"X-Mock-Key": key, "X-Mock-Delay": "0"})
+            out.append(r.status_code)
+    return out
+
+
+def remaining(page):
+    row = page.locator(f'tr[data-bucket="{key}|b24|portal"]')
+    expect(row).to_have_count(1, timeout=10_000)
+    return int(row.get_attribute("data-remaining")), int(row.get_attribute("data-limit"))
+
+
+def wait_for(page, what, test, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = remaining(page)
+        if test(*got):
+            return got
+        page.wait_for_timeout(100)
+    raise SystemExit(f"the page never showed {what}; last {remaining(page)}")
+
+
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base + "/ui")
+
+    if shots:
+        page.screenshot(path=f"{shots}/dashboard-login.png")
+    page.fill("#token", "not-the-token")
+    page.click("#login button[type=submit]")
+    expect(page.locator("#login-error")).to_contain_text("not accepted")
+    page.fill("#token", token)
+    page.click("#login button[type=submit]")
+    expect(page.locator("#app-view")).to_be_visible()
+
+    # Server-side filtering of the list, then the sandbox.
+    page.fill("#search", "dashboard-check")
+    expect(page.locator("#sandboxes li")).to_have_count(1)
+    page.click("#sandboxes li")
+    expect(page.locator("#sb-title")).to_contain_text("dashboard-check")
+
+    # This sandbox's own limit, from the form: 4 requests, one back every 3 s (a full refill takes 9 s or more, a reset
+    # is seen at once).
+    page.select_option("#l-service", "b24")
+    page.select_option("#l-group", "portal")
+    page.fill("#l-burst", "4")
+    page.fill("#l-interval", "3000")
+    page.click("#limit-form button[type=submit]")
+    expect(page.locator("#l-status")).to_contain_text("4 per 3000 ms")
+    page.select_option("#f-service", "b24")
+    page.select_option("#f-key", key)
+    wait_for(page, "a full bucket of 4", lambda r, lim: lim == 4 and r == 4)
+
+    statuses = call(6)
+    if statuses[:4] != [200] * 4 or all(s == 200 for s in statuses[4:]):
+        raise SystemExit(f"expected 4 answers and then refusals, got {statuses}")
+    wait_for(page, "the bucket fall", lambda r, lim: r <= 1)
+    expect(page.locator("#refusals summary").first).to_contain_text("/b24/rest/crm.deal.fields.json")
+    page.locator("#refusals summary").first.click()
+    expect(page.locator("#refusals pre").first).to_contain_text("QUERY_LIMIT_EXCEEDED")
+    expect(page.locator("#rates tbody tr")).not_to_have_count(0)
+
+    # It refills by itself…
+    low = remaining(page)[0]
+    wait_for(page, "the bucket refill", lambda r, lim: r > low, seconds=10)
+    # …and the reset button fills it at once.
+    call(4)
+    wait_for(page, "the bucket drained again", lambda r, lim: r <= 1)
+    page.click("#reset-all")
+    wait_for(page, "the bucket reset to full", lambda r, lim: r == lim, seconds=3)
+
+    # The defaults form keeps what it does not show.
+    page.fill("#s-latency", "0")
+    page.click("#settings-form button[type=submit]")
+    expect(page.locator("#s-status")).to_have_text("saved")
+    if shots:
+        # Some more history on the charts: drained again, refilling.
+        call(5)
+        page.wait_for_timeout(4000)
+        page.locator("#refusals summary").first.click()
+        page.screenshot(path=f"{shots}/dashboard.png", full_page=True)
+
+    if errors:
+        raise SystemExit(f"the page threw: {errors}")
+    browser.close()
+print("dashboard: ok")
