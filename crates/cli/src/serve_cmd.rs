@@ -51,6 +51,11 @@ pub(crate) struct ServeArgs {
     /// generated on first start and shown once; only its SHA-256 is kept).
     #[arg(long, env = "APISTEND_ADMIN_TOKEN")]
     admin_token: Option<String>,
+    /// The management API's own rate limit, in requests per second (a burst of 50 or this,
+    /// whichever is more): raise it for a tool that drives the API hard.
+    #[arg(long, env = "APISTEND_ADMIN_PER_SECOND", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    admin_per_second: u32,
     /// Longest X-Mock-Delay accepted, in milliseconds.
     #[arg(long, default_value_t = 60_000)]
     max_delay_ms: u64,
@@ -99,6 +104,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.max_timeout_ms = args.max_timeout_ms;
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
     config.admin_token = args.admin_token;
+    config.admin_per_second = args.admin_per_second;
     config.ca_dir = args.ca_dir;
     config.passthrough = args.passthrough;
     if let Some(path) = &args.overrides {

@@ -606,3 +606,38 @@ fn the_dashboard_in_a_real_browser_shows_a_bucket_fall_refill_and_reset() {
     assert!(status.success(), "{status}\n{out}\n{err}");
     assert!(out.contains("dashboard: ok"), "{out}\n{err}");
 }
+
+/// Schemathesis with every check against the management API's OpenAPI document (generated from
+/// the handlers' types): no failure. The sandbox's admin rate limit is raised for it
+/// (`--admin-per-second`); `tests/compat/schemathesis.toml` says what else it is told.
+#[test]
+fn schemathesis_with_every_check_finds_nothing_in_the_management_api() {
+    let Some(python) = python() else { return };
+    let dir = apistend_testkit::temp_dir("schemathesis");
+    let (sandbox, base) = serve_with(&dir, &["--admin-per-second".as_ref(), "100000".as_ref()]);
+    let _sandbox = apistend_testkit::Process(sandbox);
+    let st = python.with_file_name("st");
+    // It keeps a cache of what it found in its working directory: not in the repository.
+    let work = dir.join("st");
+    std::fs::create_dir_all(&work).unwrap();
+    let (status, out, err) = run_bounded(
+        Command::new(&st)
+            .current_dir(&work)
+            .arg("--config-file")
+            .arg(repo().join("tests/compat/schemathesis.toml"))
+            .args([
+                "run",
+                &format!("{base}/api/v1/openapi.json"),
+                "--checks",
+                "all",
+            ])
+            .args(["--header", &format!("Authorization: Bearer {ADMIN}")])
+            .args(["--seed", "1"])
+            .env("NO_COLOR", "1"),
+        600,
+    );
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    // The summary: operations, phases, test cases.
+    let summary: Vec<&str> = out.lines().skip_while(|l| !l.contains("SUMMARY")).collect();
+    eprintln!("{}", summary.join("\n"));
+}

@@ -98,6 +98,9 @@ pub struct SandboxConfig {
     /// The management API's token (at least 16 printable characters); when absent, one is
     /// generated on first start and shown once. Only its SHA-256 is kept.
     pub admin_token: Option<String>,
+    /// The management API's own rate: requests per second (20), with a burst of 50 or this,
+    /// whichever is more.
+    pub admin_per_second: u32,
     /// How long a client may take to send its request head once it has started, and its body
     /// (408 beyond).
     pub read_timeout: Duration,
@@ -127,6 +130,7 @@ impl SandboxConfig {
             max_timeout_ms: 30_000,
             max_body_bytes: 1 << 20,
             admin_token: None,
+            admin_per_second: admin::ADMIN_PER_SECOND,
             read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(75),
             max_header_bytes: 16 * 1024,
@@ -228,6 +232,8 @@ pub(crate) struct AppState {
     pub(crate) limits: Limits,
     pub(crate) admin_limiter: MemoryStore,
     pub(crate) admin_quota: apistend_limiter::Quota,
+    /// The management API's OpenAPI document, made at start.
+    pub(crate) openapi: axum::body::Bytes,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) sync: Option<Arc<sync::TenantSync>>,
     /// Certificates for the hostnames of the definitions.
@@ -380,6 +386,7 @@ impl Sandbox {
             ca,
             Box::new(move |name| names.by_hostname(name).is_some()),
         )?)?;
+        let openapi = admin::document_for(&catalog, config.max_delay_ms).into();
         let state = AppState {
             examples,
             tls,
@@ -400,7 +407,9 @@ impl Sandbox {
                 max_header_bytes: config.max_header_bytes.max(8192),
             },
             admin_limiter: MemoryStore::new(),
-            admin_quota: admin::admin_quota().map_err(|e| SandboxError::Config(e.to_string()))?,
+            openapi,
+            admin_quota: admin::admin_quota(config.admin_per_second)
+                .map_err(|e| SandboxError::Config(format!("the admin rate: {e}")))?,
             metrics,
             sync,
         };

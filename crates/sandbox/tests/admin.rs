@@ -155,8 +155,8 @@ async fn keys_limits_and_buckets_of_a_sandbox() {
     assert_eq!(r.status(), StatusCode::OK);
     let reset = a
         .call(
-            Method::DELETE,
-            &format!("/api/v1/sandboxes/{id}/buckets"),
+            Method::POST,
+            &format!("/api/v1/sandboxes/{id}/buckets/reset"),
             None,
         )
         .await;
@@ -205,8 +205,8 @@ async fn keys_limits_and_buckets_of_a_sandbox() {
     assert!(row["retry_after_ms"].as_u64().unwrap() > 50_000);
     let r = a
         .call(
-            Method::DELETE,
-            &format!("/api/v1/sandboxes/{id}/buckets?service=ozon"),
+            Method::POST,
+            &format!("/api/v1/sandboxes/{id}/buckets/reset?service=ozon"),
             None,
         )
         .await;
@@ -262,8 +262,8 @@ async fn one_sandbox_cannot_see_or_touch_another() {
     );
     let r = a
         .call(
-            Method::DELETE,
-            &format!("/api/v1/sandboxes/{y}/buckets?key={kx}"),
+            Method::POST,
+            &format!("/api/v1/sandboxes/{y}/buckets/reset?key={kx}"),
             None,
         )
         .await;
@@ -387,6 +387,8 @@ async fn the_openapi_document_matches_the_routes() {
         "/api/v1/sandboxes/{id}/keys/{key}",
         "/api/v1/sandboxes/{id}/limits/{service}/{group}",
         "/api/v1/sandboxes/{id}/buckets",
+        "/api/v1/sandboxes/{id}/buckets/reset",
+        "/api/v1/sandboxes/{id}/events",
         "/api/v1/sandboxes/{id}/b24-apps",
         "/api/v1/sandboxes/{id}/b24-apps/{app}",
         "/api/v1/sandboxes/{id}/settings",
@@ -597,8 +599,8 @@ async fn default_latency_and_a_reproducible_default_scenario() {
         assert_eq!(r.status(), StatusCode::OK);
         let r = a
             .call(
-                Method::DELETE,
-                &format!("/api/v1/sandboxes/{id}/buckets"),
+                Method::POST,
+                &format!("/api/v1/sandboxes/{id}/buckets/reset"),
                 None,
             )
             .await;

@@ -249,7 +249,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     }
     assert!(adopted, "the other instance adopts the limit");
     let r = c
-        .delete(format!("{}/api/v1/sandboxes/{id}/buckets", b.base))
+        .post(format!("{}/api/v1/sandboxes/{id}/buckets/reset", b.base))
         .bearer_auth("shared-admin-token-01")
         .send()
         .await

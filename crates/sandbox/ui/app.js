@@ -362,7 +362,7 @@ function renderRefusals() {
 
 async function resetBuckets(f) {
   const p = new URLSearchParams(Object.entries(f).filter(([, v]) => v));
-  await api("DELETE", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/buckets?${p}`);
+  await api("POST", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/buckets/reset?${p}`);
 }
 
 function status(id, text, bad) {
@@ -376,7 +376,8 @@ async function setLimit(ev) {
   try {
     const r = await json("PUT", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/limits/${encodeURIComponent(svc)}/${encodeURIComponent(grp)}`, {
       burst: Number($("l-burst").value),
-      interval_ms: Number($("l-interval").value),
+      // The API takes whole milliseconds (per_second for finer rates).
+      interval_ms: Math.max(1, Math.round(Number($("l-interval").value))),
     });
     status("l-status", `${svc} / ${grp}: ${r.burst} per ${r.interval_ms} ms`);
   } catch (e) {

@@ -11,13 +11,13 @@ use http::{HeaderValue, Response, StatusCode};
 use super::problem::problem;
 use crate::AppState;
 
-/// The admin API's own bucket: 50 requests at once, 20 per second.
+/// The admin API's own bucket by default: 50 requests at once, 20 per second.
 const ADMIN_BURST: u32 = 50;
-const ADMIN_PER_SECOND: u32 = 20;
+pub(crate) const ADMIN_PER_SECOND: u32 = 20;
 
-/// The admin API's quota.
-pub(crate) fn admin_quota() -> Result<Quota, apistend_limiter::QuotaError> {
-    Quota::leaky_bucket(ADMIN_BURST, ADMIN_PER_SECOND)
+/// The admin API's quota at `per_second` (a burst of 50, or of `per_second` when more).
+pub(crate) fn admin_quota(per_second: u32) -> Result<Quota, apistend_limiter::QuotaError> {
+    Quota::leaky_bucket(ADMIN_BURST.max(per_second), per_second)
 }
 
 /// Whether `req` carries the admin token (`Authorization: Bearer TOKEN`).
@@ -72,7 +72,8 @@ pub(super) async fn guard(
         .acquire("admin", &quota, 1)
         .unwrap_or_else(|_| state.admin_limiter.peek("admin", &quota));
     let policy = format!(
-        "\"admin\";q={ADMIN_BURST};w={}",
+        "\"admin\";q={};w={}",
+        quota.burst(),
         quota.span().as_secs().max(1)
     );
     let mut resp = if d.allowed {

@@ -20,12 +20,13 @@ use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream;
 use http::Response;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::handlers::{BucketFilter, bucket_json, buckets_of};
+use super::openapi::Errors;
 use super::problem::{ApiError, bad_query};
+use super::schema::{FeedEventName as Name, FeedQuery};
 use crate::AppState;
 use crate::watch::{Feed, Seen};
 
@@ -33,20 +34,13 @@ use crate::watch::{Feed, Seen};
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 500;
 
-/// The query of a feed.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct FeedQuery {
-    key: Option<String>,
-    service: Option<String>,
-    group: Option<String>,
-    #[serde(default)]
-    offset: usize,
-    limit: Option<usize>,
-    /// How often `buckets` and `rates` come, 200 ms to 60 s (1 s when absent).
-    interval_ms: Option<u64>,
-}
-
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}/events", tag = "buckets",
+    params(("id" = String, Path), FeedQuery),
+    responses((status = 200, content_type = "text/event-stream", body = super::schema::FeedEvent,
+        description = "`buckets` (a page of levels) and `rates` (requests and refusals per group) \
+            every `interval_ms`, and each `refusal` as it was sent; JSON in each event's data"),
+        Errors))]
+/// A sandbox's live feed, as server-sent events.
 pub(super) async fn events(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -159,7 +153,7 @@ impl Run {
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
         Some(event(
-            "refusal",
+            Name::Refusal,
             &json!({
                 "at_ms": seen.at_ms, "key": &*seen.key, "service": seen.service.as_str(),
                 "group": self.group_name(seen.service, seen.group), "method": seen.method.as_str(),
@@ -178,7 +172,7 @@ impl Run {
         let at_ms = crate::clock::unix_now_us() / 1000;
         let Some(s) = self.state.tenants.get(&self.sandbox) else {
             self.pending
-                .push(event("gone", &json!({"sandbox": self.sandbox})));
+                .push(event(Name::Gone, &json!({"sandbox": self.sandbox})));
             self.done = true;
             return;
         };
@@ -202,20 +196,20 @@ impl Run {
                 Ok(d) => rows.push(bucket_json(b, &d)),
                 Err(e) => {
                     self.pending
-                        .push(event("error", &json!({"detail": e.to_string()})));
+                        .push(event(Name::Error, &json!({"detail": e.to_string()})));
                     break;
                 }
             }
         }
         // Sent in this order: buckets, then rates.
-        self.pending.push(event("rates", &rates));
+        self.pending.push(event(Name::Rates, &rates));
         self.pending.push(event(
-            "buckets",
+            Name::Buckets,
             &json!({"at_ms": at_ms, "offset": self.offset, "more": more, "buckets": rows}),
         ));
     }
 }
 
-fn event(name: &str, data: &Value) -> Event {
-    Event::default().event(name).data(data.to_string())
+fn event(name: Name, data: &Value) -> Event {
+    Event::default().event(name.as_str()).data(data.to_string())
 }

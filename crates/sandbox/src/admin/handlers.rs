@@ -7,21 +7,18 @@ use apistend_limiter::Quota;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use http::{Response, StatusCode};
-use serde::Deserialize;
-use serde_json::{Value, json};
-
 use axum::response::IntoResponse;
+use http::{Response, StatusCode};
 
+use super::openapi::Errors;
 use super::problem::{ApiError, bad_query, json_response, no_content};
+pub(super) use super::schema::BucketFilter;
+use super::schema::{
+    App, Bucket, ChaosBody, CreateBody, GroupInfo, IssuedKey, LimitBody, ListQuery, Sandbox,
+    ServiceInfo, SettingsBody,
+};
 use crate::AppState;
 use crate::buckets::{self, Owner};
-
-fn sandbox_json(s: &crate::tenants::SandboxRecord) -> Value {
-    json!({"id": s.id, "name": s.name, "keys": s.keys, "b24_apps": s.b24_apps.iter().map(|a| json!({"id": a.id, "token": a.token})).collect::<Vec<_>>(),
-           "limits": s.limits.iter().map(|l| json!({"service": l.service, "group": l.group, "burst": l.burst, "interval_ms": l.interval_us as f64 / 1000.0, "algorithm": l.algorithm})).collect::<Vec<_>>(),
-           "settings": s.settings, "created_at": s.created_at})
-}
 
 /// The answer of a failed tenants operation, by its kind (a sandbox gone meanwhile is a 404).
 fn failed(e: crate::SandboxError) -> Response<Body> {
@@ -29,10 +26,10 @@ fn failed(e: crate::SandboxError) -> Response<Body> {
 }
 
 /// Part of sandbox `id` as JSON, or its 404.
-fn read(
+fn read<T: serde::Serialize>(
     state: &AppState,
     id: &str,
-    part: impl FnOnce(&crate::tenants::SandboxRecord) -> Value,
+    part: impl FnOnce(&crate::tenants::SandboxRecord) -> T,
 ) -> Response<Body> {
     match state.tenants.get(id) {
         Some(s) => json_response(StatusCode::OK, &part(&s)),
@@ -56,20 +53,23 @@ fn not_found(id: &str) -> Response<Body> {
     ApiError::NotFound(format!("no sandbox {id:?}")).into_response()
 }
 
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct CreateBody {
-    #[serde(default)]
-    name: Option<String>,
-}
-
+/// A JSON object body; no body or `null` is the default. (serde would also read a struct from
+/// an array of its fields: that is not a body this API takes; nor is whitespace alone.)
 fn parse_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T, String> {
-    if body.iter().all(u8::is_ascii_whitespace) {
+    let text = body.trim_ascii();
+    if body.is_empty() || text == b"null" {
         return Ok(T::default());
     }
-    serde_json::from_slice(body).map_err(|e| format!("invalid JSON body: {e}"))
+    if text.first() != Some(&b'{') {
+        return Err("invalid JSON body: expected an object".to_owned());
+    }
+    serde_json::from_slice(text).map_err(|e| format!("invalid JSON body: {e}"))
 }
 
+#[utoipa::path(post, path = "/api/v1/sandboxes", tag = "sandboxes",
+    request_body(content = Option<CreateBody>, description = "may be empty"),
+    responses((status = 201, description = "the sandbox, with its first key", body = Sandbox), Errors))]
+/// Creates a sandbox; answers it with its first key.
 pub(super) async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> Response<Body> {
     let b: CreateBody = match parse_body(&body) {
         Ok(b) => b,
@@ -80,22 +80,13 @@ pub(super) async fn create(State(state): State<Arc<AppState>>, body: Bytes) -> R
         return ApiError::BadRequest("name: at most 200 bytes".to_owned()).into_response();
     }
     match state.tenants.create(&name) {
-        Ok(s) => json_response(StatusCode::CREATED, &sandbox_json(&s)),
+        Ok(s) => json_response(StatusCode::CREATED, &Sandbox::from(&s)),
         Err(e) => failed(e),
     }
 }
 
-/// The query of `GET /api/v1/sandboxes`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ListQuery {
-    /// Only sandboxes whose name or id contains this (case-insensitive).
-    q: Option<String>,
-    #[serde(default)]
-    offset: usize,
-    limit: Option<usize>,
-}
-
+#[utoipa::path(get, path = "/api/v1/sandboxes", tag = "sandboxes", params(ListQuery),
+    responses((status = 200, body = Vec<Sandbox>, headers(("x-total-count" = usize, description = "how many matched in all"))), Errors))]
 /// The sandboxes, oldest first, filtered and paged on the server; `X-Total-Count` says how many
 /// matched in all.
 pub(super) async fn list(
@@ -117,54 +108,67 @@ pub(super) async fn list(
         })
         .collect();
     let total = matched.len();
-    let page: Vec<Value> = matched
+    let page: Vec<Sandbox> = matched
         .into_iter()
         .skip(q.offset)
         .take(q.limit.unwrap_or(usize::MAX))
-        .map(sandbox_json)
+        .map(Sandbox::from)
         .collect();
-    let mut r = json_response(StatusCode::OK, &Value::Array(page));
+    let mut r = json_response(StatusCode::OK, &page);
     r.headers_mut()
         .insert("x-total-count", http::HeaderValue::from(total));
     r
 }
 
+#[utoipa::path(get, path = "/api/v1/scenarios", tag = "catalog",
+    responses((status = 200, body = Vec<String>), Errors))]
 /// The scenarios a request (`X-Mock-Scenario`) or a sandbox's defaults may name.
 pub(super) async fn scenarios() -> Response<Body> {
     let names: Vec<&str> = crate::scenario::SCENARIOS.iter().map(|(n, _)| *n).collect();
-    json_response(StatusCode::OK, &json!(names))
+    json_response(StatusCode::OK, &names)
 }
 
+#[utoipa::path(get, path = "/api/v1/services", tag = "catalog",
+    responses((status = 200, body = Vec<ServiceInfo>), Errors))]
 /// The emulated services and their limit groups, as the catalog has them.
+#[allow(clippy::cast_precision_loss)] // microseconds of a quota interval
 pub(super) async fn services(State(state): State<Arc<AppState>>) -> Response<Body> {
-    let rows: Vec<Value> = state
+    let rows: Vec<ServiceInfo> = state
         .catalog
         .services()
         .iter()
-        .map(|svc| {
-            let groups: Vec<Value> = svc
+        .map(|svc| ServiceInfo {
+            id: svc.id.as_str().to_owned(),
+            prefix: svc.prefix.to_owned(),
+            groups: svc
                 .groups
                 .iter()
-                .map(|g| {
-                    json!({"id": g.id, "burst": g.quota.burst(),
-                           "interval_ms": g.quota.interval_micros() as f64 / 1000.0,
-                           "algorithm": g.quota.algorithm().as_str(),
-                           "per_host": g.scope == BucketScope::Host})
+                .map(|g| GroupInfo {
+                    id: g.id.clone(),
+                    burst: g.quota.burst(),
+                    interval_ms: g.quota.interval_micros() as f64 / 1000.0,
+                    algorithm: g.quota.algorithm().as_str().to_owned(),
+                    per_host: g.scope == BucketScope::Host,
                 })
-                .collect();
-            json!({"id": svc.id.as_str(), "prefix": svc.prefix, "groups": groups})
+                .collect(),
         })
         .collect();
-    json_response(StatusCode::OK, &Value::Array(rows))
+    json_response(StatusCode::OK, &rows)
 }
 
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}", tag = "sandboxes", params(("id" = String, Path)),
+    responses((status = 200, body = Sandbox), Errors))]
+/// A sandbox.
 pub(super) async fn get_one(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
-    read(&state, &id, sandbox_json)
+    read(&state, &id, |s| Sandbox::from(s))
 }
 
+#[utoipa::path(delete, path = "/api/v1/sandboxes/{id}", tag = "sandboxes", params(("id" = String, Path)),
+    responses((status = 204, description = "deleted, with its keys and buckets"), Errors))]
+/// Deletes a sandbox.
 pub(super) async fn delete_one(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -172,6 +176,9 @@ pub(super) async fn delete_one(
     removed(state.tenants.delete(&id), || format!("no sandbox {id:?}"))
 }
 
+#[utoipa::path(post, path = "/api/v1/sandboxes/{id}/keys", tag = "keys", params(("id" = String, Path)),
+    responses((status = 201, body = IssuedKey), Errors))]
+/// Issues a key; it works at once.
 pub(super) async fn issue_key(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -181,18 +188,25 @@ pub(super) async fn issue_key(
         Err(e) => return failed(e),
     };
     match state.tenants.add_key(&id, &key) {
-        Ok(()) => json_response(StatusCode::CREATED, &json!({"key": key, "sandbox": id})),
+        Ok(()) => json_response(StatusCode::CREATED, &IssuedKey { key, sandbox: id }),
         Err(e) => failed(e),
     }
 }
 
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}/keys", tag = "keys", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<String>), Errors))]
+/// The sandbox's keys.
 pub(super) async fn list_keys(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
-    read(&state, &id, |s| json!(s.keys))
+    read(&state, &id, |s| s.keys.clone())
 }
 
+#[utoipa::path(delete, path = "/api/v1/sandboxes/{id}/keys/{key}", tag = "keys",
+    params(("id" = String, Path), ("key" = String, Path)),
+    responses((status = 204, description = "revoked: refused from the next request on"), Errors))]
+/// Revokes a key, at once.
 pub(super) async fn revoke_key(
     State(state): State<Arc<AppState>>,
     Path((id, key)): Path<(String, String)>,
@@ -202,6 +216,11 @@ pub(super) async fn revoke_key(
     })
 }
 
+#[utoipa::path(put, path = "/api/v1/sandboxes/{id}/limits/{service}/{group}", tag = "limits",
+    params(("id" = String, Path), ("service" = String, Path), ("group" = String, Path)),
+    request_body = LimitBody,
+    responses((status = 200, description = "the sandbox's quota of the group now", body = super::schema::Limit), Errors))]
+/// Sets this sandbox's quota of a limit group.
 pub(super) async fn set_limit(
     State(state): State<Arc<AppState>>,
     Path((id, service, group)): Path<(String, String, String)>,
@@ -217,8 +236,11 @@ pub(super) async fn set_limit(
         ))
         .into_response();
     };
-    let o: GroupOverride = match serde_json::from_slice(&body) {
-        Ok(o) => o,
+    let o: GroupOverride = match parse_body::<LimitBody>(&body) {
+        Ok(o) => match o.check() {
+            Ok(()) => o.into(),
+            Err(why) => return ApiError::Unprocessable(why).into_response(),
+        },
         Err(e) => {
             return ApiError::BadRequest(format!(
                 "expected {{\"burst\": N, \"interval_ms\": N | \"per_second\": N, \"algorithm\": \"gcra\"}}: {e}"
@@ -235,33 +257,48 @@ pub(super) async fn set_limit(
     match state.tenants.set_limit(&id, &service, &group, quota) {
         Ok(()) => json_response(
             StatusCode::OK,
-            &json!({"service": service, "group": group, "burst": quota.burst(), "interval_ms": quota.interval_micros() as f64 / 1000.0, "algorithm": quota.algorithm().as_str()}),
+            &super::schema::Limit {
+                service,
+                group,
+                burst: quota.burst(),
+                #[allow(clippy::cast_precision_loss)] // microseconds of a quota interval
+                interval_ms: quota.interval_micros() as f64 / 1000.0,
+                algorithm: quota.algorithm().as_str().to_owned(),
+            },
         ),
         Err(e) => failed(e),
     }
 }
 
-fn app_json(a: &crate::tenants::AppRecord) -> Value {
-    json!({"id": a.id, "token": a.token})
-}
-
+#[utoipa::path(post, path = "/api/v1/sandboxes/{id}/b24-apps", tag = "bitrix24", params(("id" = String, Path)),
+    responses((status = 201, body = App), Errors))]
+/// Registers a Bitrix24 local application: its token (`auth=`) has buckets of its own.
 pub(super) async fn add_app(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
     match state.tenants.add_app(&id) {
-        Ok(app) => json_response(StatusCode::CREATED, &app_json(&app)),
+        Ok(app) => json_response(StatusCode::CREATED, &App::from(&app)),
         Err(e) => failed(e),
     }
 }
 
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}/b24-apps", tag = "bitrix24", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<App>), Errors))]
+/// The sandbox's Bitrix24 local applications.
 pub(super) async fn list_apps(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
-    read(&state, &id, |s| s.b24_apps.iter().map(app_json).collect())
+    read(&state, &id, |s| {
+        s.b24_apps.iter().map(App::from).collect::<Vec<_>>()
+    })
 }
 
+#[utoipa::path(delete, path = "/api/v1/sandboxes/{id}/b24-apps/{app}", tag = "bitrix24",
+    params(("id" = String, Path), ("app" = String, Path)),
+    responses((status = 204, description = "removed: its token stops working at once"), Errors))]
+/// Removes a Bitrix24 local application.
 pub(super) async fn remove_app(
     State(state): State<Arc<AppState>>,
     Path((id, app)): Path<(String, String)>,
@@ -271,36 +308,21 @@ pub(super) async fn remove_app(
     })
 }
 
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}/settings", tag = "sandboxes", params(("id" = String, Path)),
+    responses((status = 200, body = crate::tenants::SettingsRecord), Errors))]
+/// This sandbox's defaults: latency, a scenario with a probability and a seed, bucket scopes,
+/// plans.
 pub(super) async fn get_settings(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Response<Body> {
-    read(&state, &id, |s| json!(s.settings))
+    read(&state, &id, |s| s.settings.clone())
 }
 
-/// The body of `PUT …/settings`: absent fields are cleared.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct SettingsBody {
-    #[serde(default)]
-    latency_ms: Option<u64>,
-    #[serde(default)]
-    scenario: Option<ChaosBody>,
-    #[serde(default)]
-    bucket_scope: std::collections::BTreeMap<String, crate::tenants::ScopeChoice>,
-    #[serde(default)]
-    plans: std::collections::BTreeMap<String, String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ChaosBody {
-    name: String,
-    probability: f64,
-    #[serde(default)]
-    seed: Option<u64>,
-}
-
+#[utoipa::path(put, path = "/api/v1/sandboxes/{id}/settings", tag = "sandboxes", params(("id" = String, Path)),
+    request_body(content = Option<SettingsBody>, description = "absent fields are cleared; may be empty"),
+    responses((status = 200, description = "the defaults now (with the seed chosen, if none was given)", body = crate::tenants::SettingsRecord), Errors))]
+/// Sets this sandbox's defaults.
 pub(super) async fn put_settings(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -313,15 +335,24 @@ pub(super) async fn put_settings(
             return ApiError::BadRequest(format!("{why}; {hint}")).into_response();
         }
     };
+    if let Err(why) = super::schema::whole::within(
+        "scenario.seed",
+        b.scenario.as_ref().and_then(|c| c.seed),
+        0,
+        super::schema::whole::MAX_SAFE,
+    ) {
+        return ApiError::Unprocessable(why).into_response();
+    }
     let settings = crate::tenants::SettingsRecord {
         latency_ms: b.latency_ms,
-        scenario: b.scenario.map(|c| crate::tenants::ChaosRecord {
+        scenario: b.scenario.map(|c: ChaosBody| crate::tenants::ChaosRecord {
             name: c.name.trim().to_ascii_lowercase(),
             probability: c.probability,
             // Without a seed, one is chosen and answered, so the run can be replayed.
-            seed: c
-                .seed
-                .unwrap_or_else(|| crate::secret::u64().unwrap_or_else(|_| fastrand::u64(..))),
+            seed: c.seed.unwrap_or_else(|| {
+                crate::secret::u64().unwrap_or_else(|_| fastrand::u64(..))
+                    & super::schema::whole::MAX_SAFE
+            }),
         }),
         bucket_scope: b.bucket_scope,
         plans: b.plans,
@@ -358,24 +389,9 @@ pub(super) async fn put_settings(
         }
     }
     match state.tenants.set_settings(&id, settings.clone()) {
-        Ok(()) => json_response(StatusCode::OK, &json!(settings)),
+        Ok(()) => json_response(StatusCode::OK, &settings),
         Err(e) => failed(e),
     }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct BucketFilter {
-    pub(super) key: Option<String>,
-    pub(super) service: Option<String>,
-    pub(super) group: Option<String>,
-    /// Include full buckets too.
-    all: Option<bool>,
-    /// Rows to skip (paging).
-    #[serde(default)]
-    offset: usize,
-    /// Rows to answer at most (paging); all when absent.
-    limit: Option<usize>,
 }
 
 impl BucketFilter {
@@ -476,11 +492,22 @@ pub(super) fn buckets_of<'a>(
 }
 
 /// A bucket as the management API shows it.
-pub(super) fn bucket_json(b: &BucketRow, d: &apistend_limiter::Decision) -> Value {
-    json!({"key": b.key, "service": b.service.as_str(), "group": b.group, "limit": d.limit, "remaining": d.remaining,
-           "retry_after_ms": d.retry_after.as_millis(), "reset_after_ms": d.reset_after.as_millis()})
+pub(super) fn bucket_json(b: &BucketRow, d: &apistend_limiter::Decision) -> Bucket {
+    let ms = |t: std::time::Duration| u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    Bucket {
+        key: b.key.clone(),
+        service: b.service.as_str().to_owned(),
+        group: b.group.clone(),
+        limit: d.limit,
+        remaining: d.remaining,
+        retry_after_ms: ms(d.retry_after),
+        reset_after_ms: ms(d.reset_after),
+    }
 }
 
+#[utoipa::path(get, path = "/api/v1/sandboxes/{id}/buckets", tag = "buckets", params(("id" = String, Path), BucketFilter),
+    responses((status = 200, description = "tokens left, retry and reset times", body = Vec<Bucket>), Errors))]
+/// Inspects buckets: those that spent something, or all.
 pub(super) async fn inspect(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -515,9 +542,12 @@ pub(super) async fn inspect(
         }
         rows.push(bucket_json(&b, &d));
     }
-    json_response(StatusCode::OK, &Value::Array(rows))
+    json_response(StatusCode::OK, &rows)
 }
 
+#[utoipa::path(post, path = "/api/v1/sandboxes/{id}/buckets/reset", tag = "buckets", params(("id" = String, Path), BucketFilter),
+    responses((status = 204, description = "the buckets are full"), Errors))]
+/// Resets buckets to full.
 pub(super) async fn reset(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,

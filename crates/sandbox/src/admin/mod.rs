@@ -3,7 +3,9 @@
 //! answering errors as `application/problem+json`, with a rate limit of its own (separate from
 //! the emulated ones) announced in the IETF `RateLimit`/`RateLimit-Policy` headers.
 //!
-//! - this file: the routes and the OpenAPI document;
+//! - this file: the routes;
+//! - [`openapi`]: the OpenAPI document, generated from [`schema`], the bodies as types;
+//! - [`events`]: a sandbox's live feed (the dashboard's);
 //! - [`auth`]: the token, the API's own limit, and sharing changes with other instances;
 //! - [`body`]: bodies read whole before any answer;
 //! - [`problem`]: problem details and the typed [`ApiError`](problem::ApiError);
@@ -13,7 +15,9 @@ mod auth;
 mod body;
 mod events;
 mod handlers;
+mod openapi;
 mod problem;
+mod schema;
 
 use std::sync::Arc;
 
@@ -22,10 +26,10 @@ use axum::body::Body;
 use axum::middleware;
 use axum::routing::{delete, get, post, put};
 use http::{Response, StatusCode};
-use serde_json::{Value, json};
 
-pub(crate) use auth::{admin_quota, authorized};
+pub(crate) use auth::{ADMIN_PER_SECOND, admin_quota, authorized};
 pub(crate) use body::buffer_body;
+pub(crate) use openapi::document_for;
 pub(crate) use problem::problem;
 
 use crate::AppState;
@@ -33,100 +37,6 @@ use handlers::{
     add_app, create, delete_one, get_one, get_settings, inspect, issue_key, list, list_apps,
     list_keys, put_settings, remove_app, reset, revoke_key, scenarios, services, set_limit,
 };
-use problem::json_response;
-
-/// The routes, as the OpenAPI document describes them: method, path, summary, success status.
-pub(crate) const ROUTES: [(&str, &str, &str, u16); 19] = [
-    ("get", "/api/v1/openapi.json", "This document", 200),
-    (
-        "get",
-        "/api/v1/services",
-        "The emulated services and their limit groups",
-        200,
-    ),
-    (
-        "get",
-        "/api/v1/scenarios",
-        "The scenarios X-Mock-Scenario and a sandbox's defaults may name",
-        200,
-    ),
-    (
-        "post",
-        "/api/v1/sandboxes",
-        "Create a sandbox; answers it with its first key",
-        201,
-    ),
-    (
-        "get",
-        "/api/v1/sandboxes",
-        "List sandboxes (`q` filters by name or id, `offset`/`limit` page; X-Total-Count)",
-        200,
-    ),
-    ("get", "/api/v1/sandboxes/{id}", "Get a sandbox", 200),
-    ("delete", "/api/v1/sandboxes/{id}", "Delete a sandbox", 204),
-    ("post", "/api/v1/sandboxes/{id}/keys", "Issue a key", 201),
-    ("get", "/api/v1/sandboxes/{id}/keys", "List keys", 200),
-    (
-        "delete",
-        "/api/v1/sandboxes/{id}/keys/{key}",
-        "Revoke a key (at once)",
-        204,
-    ),
-    (
-        "post",
-        "/api/v1/sandboxes/{id}/b24-apps",
-        "Register a Bitrix24 local application: its token (`auth=`) has a bucket of its own",
-        201,
-    ),
-    (
-        "get",
-        "/api/v1/sandboxes/{id}/b24-apps",
-        "List Bitrix24 local applications",
-        200,
-    ),
-    (
-        "delete",
-        "/api/v1/sandboxes/{id}/b24-apps/{app}",
-        "Remove a Bitrix24 local application (its token stops working at once)",
-        204,
-    ),
-    (
-        "get",
-        "/api/v1/sandboxes/{id}/settings",
-        "This sandbox's defaults: latency, and a scenario with a probability and a seed",
-        200,
-    ),
-    (
-        "put",
-        "/api/v1/sandboxes/{id}/settings",
-        "Set this sandbox's defaults: {\"latency_ms\": N, \"scenario\": {\"name\", \"probability\", \"seed\"}}",
-        200,
-    ),
-    (
-        "put",
-        "/api/v1/sandboxes/{id}/limits/{service}/{group}",
-        "Set this sandbox's quota of a limit group",
-        200,
-    ),
-    (
-        "get",
-        "/api/v1/sandboxes/{id}/buckets",
-        "Inspect buckets (tokens left, retry and reset times)",
-        200,
-    ),
-    (
-        "delete",
-        "/api/v1/sandboxes/{id}/buckets",
-        "Reset buckets (to full)",
-        204,
-    ),
-    (
-        "get",
-        "/api/v1/sandboxes/{id}/events",
-        "Live feed (server-sent events): bucket levels, request rates per group, refusals",
-        200,
-    ),
-];
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
@@ -150,7 +60,9 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             "/api/v1/sandboxes/{id}/limits/{service}/{group}",
             put(set_limit),
         )
-        .route("/api/v1/sandboxes/{id}/buckets", get(inspect).delete(reset))
+        .route("/api/v1/sandboxes/{id}/buckets", get(inspect))
+        // An action, not a removal: the buckets are there again at once, full.
+        .route("/api/v1/sandboxes/{id}/buckets/reset", post(reset))
         .route("/api/v1/sandboxes/{id}/events", get(events::events))
         .route("/api/v1/services", get(services))
         .route("/api/v1/scenarios", get(scenarios))
@@ -159,7 +71,7 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
             auth::guard,
         ))
         // Documentation, with no secrets in it: readable without the token.
-        .route("/api/v1/openapi.json", get(openapi))
+        .route("/api/v1/openapi.json", get(openapi::document))
         .method_not_allowed_fallback(method_not_allowed)
 }
 
@@ -172,43 +84,5 @@ async fn method_not_allowed(method: http::Method, uri: http::Uri) -> Response<Bo
             "{} does not take {method}; see /api/v1/openapi.json",
             uri.path()
         ),
-    )
-}
-
-async fn openapi() -> Response<Body> {
-    let mut paths = serde_json::Map::new();
-    for (method, path, summary, status) in ROUTES {
-        let entry = paths.entry(path.to_owned()).or_insert_with(|| json!({}));
-        if let Some(obj) = entry.as_object_mut() {
-            let params: Vec<Value> = path
-                .split('/')
-                .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
-                .map(|n| json!({"name": n, "in": "path", "required": true, "schema": {"type": "string"}}))
-                .collect();
-            let mut op = json!({
-                "summary": summary,
-                "parameters": params,
-                "responses": {
-                    status.to_string(): {"description": "success"},
-                    "401": {"description": "no or wrong admin token", "content": {"application/problem+json": {}}},
-                    "429": {"description": "the management API's own rate limit", "content": {"application/problem+json": {}}}
-                }
-            });
-            if path == "/api/v1/openapi.json" {
-                // The document itself needs no token.
-                op = json!({"summary": summary, "security": [], "responses": {"200": {"description": "success"}}});
-            }
-            obj.insert(method.to_owned(), op);
-        }
-    }
-    json_response(
-        StatusCode::OK,
-        &json!({
-            "openapi": "3.1.0",
-            "info": {"title": "APIStend management API", "version": env!("CARGO_PKG_VERSION")},
-            "components": {"securitySchemes": {"admin": {"type": "http", "scheme": "bearer"}}},
-            "security": [{"admin": []}],
-            "paths": paths,
-        }),
     )
 }

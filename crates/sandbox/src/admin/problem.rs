@@ -3,7 +3,7 @@
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use http::{HeaderValue, Response, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::SandboxError;
 
@@ -20,8 +20,9 @@ pub(crate) fn problem(status: StatusCode, title: &str, detail: &str) -> Response
     r
 }
 
-pub(super) fn json_response(status: StatusCode, v: &Value) -> Response<Body> {
-    let mut r = Response::new(Body::from(v.to_string()));
+pub(super) fn json_response(status: StatusCode, v: &impl serde::Serialize) -> Response<Body> {
+    let text = serde_json::to_string(v).unwrap_or_else(|_| "null".to_owned());
+    let mut r = Response::new(Body::from(text));
     *r.status_mut() = status;
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,

@@ -72,7 +72,7 @@ pub struct LimitRecord {
 }
 
 /// A sandbox's defaults for requests that ask for nothing themselves.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SettingsRecord {
@@ -94,7 +94,7 @@ pub struct SettingsRecord {
 }
 
 /// A sandbox's choice of bucket scope for one service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ScopeChoice {
@@ -106,7 +106,7 @@ pub enum ScopeChoice {
 
 /// Reproducible chaos: the n-th request of the sandbox (counted from when this was set, or from
 /// start) gets `scenario` when a hash of (`seed`, n) falls below `probability`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ChaosRecord {

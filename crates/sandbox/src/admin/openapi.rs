@@ -1,0 +1,139 @@
+//! The management API's OpenAPI document, generated from the handlers' types (utoipa): every
+//! route, its parameters, request and response bodies and every error it answers.
+
+use std::sync::Arc;
+
+use apistend_catalog::Catalog;
+use axum::body::Body;
+use axum::extract::State;
+use http::{Response, StatusCode};
+use serde_json::{Value, json};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoResponses, Modify, OpenApi};
+
+use crate::AppState;
+
+use super::events::__path_events;
+use super::handlers::{
+    __path_add_app, __path_create, __path_delete_one, __path_get_one, __path_get_settings,
+    __path_inspect, __path_issue_key, __path_list, __path_list_apps, __path_list_keys,
+    __path_put_settings, __path_remove_app, __path_reset, __path_revoke_key, __path_scenarios,
+    __path_services, __path_set_limit,
+};
+use super::schema::Problem;
+
+/// What any management route may answer besides its success, each as problem details.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // a description of answers, never built
+pub(super) enum Errors {
+    /// The request cannot be read: a body that is not the JSON asked for, a query that does not
+    /// parse, a key it does not know.
+    #[response(status = 400, content_type = "application/problem+json")]
+    BadRequest(Problem),
+    /// No admin token, or the wrong one.
+    #[response(status = 401, content_type = "application/problem+json")]
+    Unauthorized(Problem),
+    /// What the path names is not there (a sandbox, a key, a service or group).
+    #[response(status = 404, content_type = "application/problem+json")]
+    NotFound(Problem),
+    /// It reads, but a value is not acceptable (a quota that is not one, an unknown scenario).
+    #[response(status = 422, content_type = "application/problem+json")]
+    Unprocessable(Problem),
+    /// The management API's own rate limit (see `RateLimit-Policy`); `Retry-After` says when.
+    #[response(status = 429, content_type = "application/problem+json")]
+    TooManyRequests(Problem),
+    /// The rate-limit store (Redis) does not answer.
+    #[response(status = 503, content_type = "application/problem+json")]
+    Unavailable(Problem),
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "APIStend management API",
+        description = "Sandboxes, keys, Bitrix24 local applications, per-sandbox limits and \
+            defaults, buckets and their live feed. Send the admin token as \
+            `Authorization: Bearer TOKEN`."
+    ),
+    paths(
+        document, services, scenarios, create, list, get_one, delete_one, issue_key, list_keys,
+        revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit,
+        inspect, reset, events
+    ),
+    components(schemas(Problem)),
+    modifiers(&AdminToken),
+    security(("admin" = [])),
+    tags(
+        (name = "sandboxes"), (name = "keys"), (name = "bitrix24"), (name = "limits"),
+        (name = "buckets"), (name = "catalog"), (name = "meta")
+    )
+)]
+struct ApiDoc;
+
+/// The bearer scheme every route but the document asks for.
+struct AdminToken;
+
+impl Modify for AdminToken {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "admin",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The document of a sandbox with `catalog` and delays up to `max_delay_ms`, made once at start.
+/// The types give its shape; what the sandbox checks against its catalog is added to it (the
+/// scenario names, the services and plans a sandbox's settings may name, the longest latency,
+/// "`interval_ms` or `per_second`"), so that a body the document allows is one the sandbox
+/// takes.
+// serde_json's `IndexMut` inserts into an object (or null); it panics only on another kind of
+// value, and every place indexed here is an object of utoipa's document, made the same at
+// every start (the admin tests read it).
+#[allow(clippy::indexing_slicing)]
+pub(crate) fn document_for(catalog: &Catalog, max_delay_ms: u64) -> String {
+    let mut doc = match serde_json::to_value(ApiDoc::openapi()) {
+        Ok(v) => v,
+        Err(e) => return json!({"error": e.to_string()}).to_string(),
+    };
+    let schemas = &mut doc["components"]["schemas"];
+    let scenarios: Vec<&str> = crate::scenario::SCENARIOS.iter().map(|(n, _)| *n).collect();
+    schemas["ChaosBody"]["properties"]["name"]["enum"] = json!(scenarios);
+    let services: Vec<&str> = catalog.services().iter().map(|s| s.id.as_str()).collect();
+    let settings = &mut schemas["SettingsBody"]["properties"];
+    settings["latency_ms"]["maximum"] = json!(max_delay_ms);
+    settings["bucket_scope"]["propertyNames"] = json!({"enum": services});
+    let plans: serde_json::Map<String, Value> = catalog
+        .services()
+        .iter()
+        .filter(|s| !s.plans.is_empty())
+        .map(|s| {
+            let names: Vec<&str> = s.plans.iter().map(|p| p.name.as_str()).collect();
+            (
+                s.id.as_str().to_owned(),
+                json!({"type": "string", "enum": names}),
+            )
+        })
+        .collect();
+    settings["plans"] = json!({"type": "object", "properties": plans, "additionalProperties": false,
+        "description": "Service id → the plan of its definition (Yandex Market's `medium`)."});
+    // Not both given (a null is not given).
+    schemas["LimitBody"]["not"] = json!({"required": ["interval_ms", "per_second"],
+        "properties": {"interval_ms": {"type": "integer"}, "per_second": {"type": "integer"}}});
+    doc.to_string()
+}
+
+#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),
+    responses((status = 200, description = "this document (no token needed: it holds no secrets)",
+        content_type = "application/json", body = Object)))]
+/// This document.
+pub(super) async fn document(State(state): State<Arc<AppState>>) -> Response<Body> {
+    let mut r = Response::new(Body::from(state.openapi.clone()));
+    *r.status_mut() = StatusCode::OK;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
