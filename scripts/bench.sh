@@ -68,7 +68,7 @@ load "$P1" --workers 8 --instances 4 --store "redis://127.0.0.1:$RP" --account i
 echo "4. a sandbox stricter than the client's model"
 P2=$(free_port); serve "$P2" "$OUT/strict.toml"
 : > "$OUT/strict.jsonl"
-load "$P2" --workers 8 --account strict | tee -a "$OUT/strict.jsonl"
+load "$P2" --workers 8 --account strict --timeline "$OUT/timeline.jsonl" | tee -a "$OUT/strict.jsonl"
 
 echo "5. throughput: the sandbox against Prism on the same WB spec (02-products.yaml)"
 P3=$(free_port); serve "$P3" "$OUT/unlimited.toml" --wb-openapi "$SHARED/wb-openapi"
@@ -92,33 +92,47 @@ import json, sys
 out, plots = sys.argv[1], sys.argv[2]
 rows = lambda f: [json.loads(l) for l in open(f"{out}/{f}") if l.strip()]
 w = rows("workers.jsonl")
-json.dump({"title": "GCRA client, memory store: utilization by workers", "x_label": "workers", "y_label": "achieved / allowed",
-           "kind": "line", "y_max": 1.1, "series": [
+# One quantity per axis: utilization on the left, rejections on the right.
+json.dump({"title": "GCRA client, memory store: utilization by workers", "x_label": "workers (concurrent)",
+           "y_label": "utilization (achieved / allowed)", "y2_label": "server 429s per 100 successes",
+           "kind": "line", "y_max": 1.1, "y2_max": 10, "series": [
                {"name": "utilization", "points": [[r["workers"], r["utilization"]] for r in w]},
-               {"name": "429s per 100 ok", "points": [[r["workers"], 100 * r["rejected"] / max(r["ok"], 1)] for r in w]}]},
+               {"name": "429s per 100 ok", "axis": "right", "points": [[r["workers"], 100 * r["rejected"] / max(r["ok"], 1)] for r in w]}]},
           open(f"{out}/workers.chart.json", "w"))
 a = rows("algorithms.jsonl")
 names = ["GCRA", "fixed window", "no limiter"]
-json.dump({"title": "Server rejections (429) in one run, 8 workers", "x_label": "client", "y_label": "count",
-           "kind": "bar", "labels": names, "series": [
-               {"name": "429s", "points": [[i, r["rejected"]] for i, r in enumerate(a)]},
-               {"name": "ok", "points": [[i, r["ok"]] for i, r in enumerate(a)]}]},
+# Counts from tens to hundreds of thousands: a log scale.
+json.dump({"title": "Answers in one 10 s run, 8 workers", "x_label": "client", "y_label": "answers (log scale)",
+           "kind": "bar", "y_log": True, "labels": names, "series": [
+               {"name": "server 429s", "points": [[i, r["rejected"]] for i, r in enumerate(a)]},
+               {"name": "successes", "points": [[i, r["ok"]] for i, r in enumerate(a)]}]},
           open(f"{out}/algorithms.chart.json", "w"))
 i = rows("instances.jsonl") + rows("strict.jsonl")
-json.dump({"title": "Four instances; a stricter sandbox", "x_label": "setup", "y_label": "utilization / 429s per 100 ok",
-           "kind": "bar", "labels": ["4 x memory", "4 x Redis", "stricter sandbox"], "series": [
+json.dump({"title": "Four instances; a stricter sandbox", "x_label": "setup",
+           "y_label": "utilization (achieved / allowed)", "y2_label": "server 429s per 100 successes",
+           "kind": "bar", "y_max": 1.1, "labels": ["4 x memory", "4 x Redis", "stricter sandbox"], "series": [
                {"name": "utilization", "points": [[k, r["utilization"]] for k, r in enumerate(i)]},
-               {"name": "429s per 100 ok", "points": [[k, 100 * r["rejected"] / max(r["ok"], 1)] for k, r in enumerate(i)]}]},
+               {"name": "429s per 100 ok", "axis": "right", "points": [[k, 100 * r["rejected"] / max(r["ok"], 1)] for k, r in enumerate(i)]}]},
           open(f"{out}/instances.chart.json", "w"))
 t = [l.split() for l in open(f"{out}/throughput.txt") if len(l.split()) == 2]
 try:
-    json.dump({"title": "Requests per second on one WB operation (wrk -c32)", "x_label": "server", "y_label": "req/s",
-               "kind": "bar", "labels": [n for n, _ in t], "series": [{"name": "req/s", "points": [[k, float(v)] for k, (_, v) in enumerate(t)]}]},
+    json.dump({"title": "Requests per second on one WB operation (wrk -c32)", "x_label": "server", "y_label": "requests per second (log scale)",
+               "kind": "bar", "y_log": True, "labels": [n for n, _ in t], "series": [{"name": "req/s", "points": [[k, float(v)] for k, (_, v) in enumerate(t)]}]},
               open(f"{out}/throughput.chart.json", "w"))
 except ValueError:
     pass
+tl = rows("timeline.jsonl")
+json.dump({"title": "A sandbox stricter than the client believes, in time (8 workers)", "x_label": "time (s)",
+           "y_label": "requests (cumulative)", "y2_label": "tokens left (the server's report)", "kind": "line",
+           "y2_max": 3, "series": [
+               {"name": "sent", "markers": False, "points": [[r["t_s"], r["sent"]] for r in tl]},
+               {"name": "accepted", "markers": False, "points": [[r["t_s"], r["ok"]] for r in tl]},
+               {"name": "refused (429)", "markers": False, "points": [[r["t_s"], r["rejected"]] for r in tl]},
+               {"name": "bucket level", "axis": "right", "markers": False,
+                "points": [[r["t_s"], r["remaining"]] for r in tl if r["remaining"] is not None]}]},
+          open(f"{out}/timeline.chart.json", "w"))
 PY
-for c in workers algorithms instances throughput; do
+for c in workers algorithms instances throughput timeline; do
   [ -f "$OUT/$c.chart.json" ] && "$BIN" plot --input "$OUT/$c.chart.json" --output "$PLOTS/$c.svg"
 done
 echo "results in $OUT, plots in $PLOTS"

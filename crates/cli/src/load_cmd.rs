@@ -75,6 +75,10 @@ pub(crate) struct LoadArgs {
     /// text at `http://ADDR/metrics` while the run lasts.
     #[arg(long, env = "APISTEND_METRICS_ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Write the run as a time series (JSON lines every 100 ms: sent, accepted, refused, the
+    /// bucket level the server reports) to this file.
+    #[arg(long)]
+    timeline: Option<std::path::PathBuf>,
 }
 
 /// What a run measured.
@@ -223,6 +227,31 @@ async fn load(
     let start = Instant::now();
     let end = start + duration;
     let counts = Arc::new(Counts::default());
+    let reported = Arc::new(crate::load_timeline::Reported::default());
+    let timeline = args.timeline.is_some().then(|| {
+        let (counts, reported, clients) =
+            (Arc::clone(&counts), Arc::clone(&reported), clients.clone());
+        let no_limiter = args.no_limiter;
+        tokio::spawn(crate::load_timeline::record(start, end, move |t_s| {
+            let stats: Vec<_> = clients.iter().map(Client::stats).collect();
+            let sum = |f: fn(&apistend_client::Stats) -> u64| stats.iter().map(f).sum::<u64>();
+            crate::load_timeline::Row {
+                t_s,
+                sent: if no_limiter {
+                    counts.sent.load(Ordering::Relaxed)
+                } else {
+                    sum(|s| s.attempts)
+                },
+                ok: counts.ok.load(Ordering::Relaxed),
+                rejected: if no_limiter {
+                    counts.rejected.load(Ordering::Relaxed)
+                } else {
+                    sum(|s| s.server_rate_limits)
+                },
+                remaining: reported.get(),
+            }
+        }))
+    });
     let mut tasks = Vec::new();
     for w in 0..args.workers {
         let client = clients
@@ -237,6 +266,7 @@ async fn load(
         );
         let headers = credentials.clone();
         let no_limiter = args.no_limiter;
+        let (reported, service) = (Arc::clone(&reported), service.clone());
         tasks.push(tokio::spawn(async move {
             let mut waits = Vec::new();
             while Instant::now() < end {
@@ -256,6 +286,11 @@ async fn load(
                 match client.request(method, &path).deadline(end).send().await {
                     Ok(r) => {
                         counts.ok.fetch_add(1, Ordering::Relaxed);
+                        if let Some(left) =
+                            service.reported_remaining(|name| r.headers.get(name)?.to_str().ok())
+                        {
+                            reported.set(left);
+                        }
                         waits.push(r.waited);
                     }
                     Err(ClientError::RateLimited {
@@ -299,6 +334,9 @@ async fn load(
     }
     if let Some(p) = progress {
         p.abort();
+    }
+    if let (Some(path), Some(t)) = (&args.timeline, timeline) {
+        crate::load_timeline::write(path, &t.await?)?;
     }
     let elapsed = start.elapsed().as_secs_f64().max(duration.as_secs_f64());
     let stats: Vec<_> = clients.iter().map(Client::stats).collect();

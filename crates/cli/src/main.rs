@@ -4,6 +4,7 @@
 mod ca_cmd;
 mod catalog_cmd;
 mod load_cmd;
+mod load_timeline;
 mod metrics_listener;
 mod plot_cmd;
 mod proxy;

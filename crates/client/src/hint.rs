@@ -1,7 +1,7 @@
 //! The pause a server asks for: `Retry-After` (seconds or an HTTP date), WB's
 //! `X-Ratelimit-Retry`, or the sandbox's `X-APIStend-Retry-After`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 
@@ -25,46 +25,16 @@ fn parse(v: &str, now: SystemTime) -> Option<Duration> {
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT` (the form RFC 9110 requires senders to use).
+/// An HTTP date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), and the obsolete RFC 850 and
+/// asctime forms, which RFC 9110 says a recipient must accept too.
 fn http_date(v: &str) -> Option<SystemTime> {
-    let mut it = v.split_whitespace();
-    let _weekday = it.next()?;
-    let day: u64 = it.next()?.parse().ok()?;
-    let month = match it.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = it.next()?.parse().ok()?;
-    let mut hms = it.next()?.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if it.next()? != "GMT" || day == 0 || day > 31 || h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::try_from(day).ok()? - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + m * 60 + s;
-    Some(UNIX_EPOCH + Duration::from_secs(secs))
+    httpdate::parse_http_date(v.trim()).ok()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
     use super::*;
 
     #[test]
@@ -89,5 +59,9 @@ mod tests {
             Some(Duration::ZERO),
             "a past date is no pause"
         );
+        // The obsolete forms a recipient must read too (RFC 9110 §5.6.7).
+        for old in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            assert_eq!(parse(old, now), Some(Duration::from_secs(7)), "{old}");
+        }
     }
 }

@@ -239,41 +239,12 @@ fn strip_bearer(v: &str) -> &str {
     }
 }
 
-/// `a=1&b=x%20y` → pairs, percent- and plus-decoded. Malformed escapes are kept as written.
+/// `a=1&b=x%20y` → pairs, percent- and plus-decoded (`application/x-www-form-urlencoded`, as
+/// form_urlencoded reads it). Malformed escapes are kept as written.
 pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
+    form_urlencoded::parse(q.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
-}
-
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                if let Some(v) = hex {
-                    out.push(v);
-                    i += 2;
-                } else {
-                    out.push(b'%');
-                }
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
