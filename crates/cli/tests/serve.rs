@@ -60,12 +60,7 @@ fn serve(data: &std::path::Path, extra: &[&str]) -> Server {
     }
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("apistend-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use apistend_testkit::temp_dir;
 
 #[test]
 fn first_start_creates_and_prints_a_demo_key_that_lasts() {

@@ -17,10 +17,26 @@ pub(crate) fn unix_now_us() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
-/// `2026-11-30T05:20:11Z` for a Unix time in seconds (whole seconds, UTC).
+/// `2026-11-30T05:20:11Z` for a Unix time in seconds (whole seconds, UTC). Error bodies carry
+/// it (WB's 429s), so each thread keeps the last second it formatted: at tens of thousands of
+/// refusals a second, that is one formatting a second instead of one each.
 pub(crate) fn rfc3339(unix_secs: f64) -> String {
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> =
+            const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
     #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
     let whole = unix_secs.floor() as i64;
+    LAST.with_borrow_mut(|(second, text)| {
+        if *second != whole {
+            *text = format_utc(whole);
+            *second = whole;
+        }
+        text.clone()
+    })
+}
+
+fn format_utc(whole: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(whole)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
         .format(&time::format_description::well_known::Rfc3339)
@@ -45,5 +61,8 @@ mod tests {
         assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_727_679_158.0), "2024-09-30T06:52:38Z");
         assert_eq!(rfc3339_offset(951_782_400.5), "2000-02-29T00:00:00+00:00");
+        // The same second again (from the thread's last), then the next.
+        assert_eq!(rfc3339(951_782_400.9), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(951_782_401.0), "2000-02-29T00:00:01Z");
     }
 }

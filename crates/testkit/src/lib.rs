@@ -348,13 +348,16 @@ pub fn with_banner(mut cmd: std::process::Command, prefix: &str) -> (Process, St
     (child, base)
 }
 
-/// An empty directory under the system's temporary directory, unique to this process.
+/// A new empty directory under the system's temporary directory (made by tempfile: unique to
+/// this call, so tests running at once never share one). It is kept after the test, for a look
+/// at what a failed one left.
 ///
 /// # Panics
 /// When it cannot be created.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("apistend-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("a temporary directory");
-    d
+    tempfile::Builder::new()
+        .prefix(&format!("apistend-{name}-"))
+        .tempdir()
+        .expect("a temporary directory")
+        .keep()
 }

@@ -2,7 +2,6 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use apistend_sandbox::{Sandbox, SandboxConfig};
 
@@ -46,15 +45,9 @@ impl Drop for TestServer {
     }
 }
 
+/// A new empty directory (the server removes it when dropped, unless kept for a restart).
 pub fn temp_dir() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "apistend-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    apistend_testkit::temp_dir("test")
 }
 
 /// Starts a sandbox; `tune` adjusts the configuration first.
