@@ -1,0 +1,353 @@
+//! What a call draws from, and how it waits and pays: plan, acquire, penalize, the margin
+//! before a token is taken, the wait ceiling, backoff.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use apistend_catalog::{LimitGroup, Method};
+use apistend_limiter::{Quota, bucket_key};
+use http::HeaderMap;
+
+use super::Inner;
+use crate::config::ClientConfig;
+use crate::error::{ClientError, RefusedBy};
+use crate::hint::server_hint;
+use crate::metrics::{Counters, RetryCause, inc};
+
+impl Inner {
+    /// Records one latency: the ceiling jumps up to it, and otherwise loses 1/8 per request.
+    pub(crate) fn record_latency(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let _ = self
+            .latency_ceiling_us
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some(us.max(old - old / 8))
+            });
+    }
+
+    fn latency_ceiling(&self) -> Duration {
+        Duration::from_micros(self.latency_ceiling_us.load(Ordering::Relaxed))
+    }
+}
+
+impl Inner {
+    /// `path` as the catalog sees it: without the path of the base URL (`/wb` in
+    /// `http://127.0.0.1:8080/wb`), for a request that arrives with a whole URI (the tower layer).
+    pub(crate) fn relative_path<'p>(&self, path: &'p str) -> &'p str {
+        path.strip_prefix(self.base_path.as_str())
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+            .unwrap_or(path)
+    }
+
+    /// The service's definition in the client's catalog.
+    pub(crate) fn definition(&self) -> &apistend_catalog::Service {
+        &self.definition
+    }
+
+    pub(crate) fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// An answer's report of the tokens left (the header its definition names): when the server
+    /// holds fewer than the local model did after this call's acquisition, the shared bucket of
+    /// the first group drops to match — one atomic store operation, only then. The server's word
+    /// only ever makes the model stricter.
+    ///
+    /// # Errors
+    /// A fail-closed store that cannot answer.
+    pub(crate) async fn observe(
+        &self,
+        plan: &Plan<'_>,
+        headers: &HeaderMap,
+    ) -> Result<(), ClientError> {
+        let Some(reported) = self
+            .definition()
+            .reported_remaining(|name| headers.get(name)?.to_str().ok())
+        else {
+            return Ok(());
+        };
+        if reported >= plan.local_remaining.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let (Some(g), Some(k)) = (plan.groups.first(), plan.keys.first()) {
+            self.store.align(k, &g.quota, reported).await?;
+            self.handles.aligned(&g.id);
+        }
+        Ok(())
+    }
+
+    /// Counts a retry (the client's counters and metric), as `send` and the layer's policy do.
+    pub(crate) fn count_retry(&self, cause: RetryCause) {
+        self.handles.retry(&self.counters, cause);
+    }
+
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
+    pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
+        let op_path = operation_path(self.definition(), path);
+        let resolved = self.catalog.resolve(self.service, method, &op_path, None);
+        let operation = resolved.and_then(|r| r.operation);
+        let groups: Vec<&LimitGroup> = resolved
+            .map(|r| r.groups)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&i| self.definition.groups.get(i))
+            .collect();
+        let sid = self.service.as_str();
+        let keys = groups
+            .iter()
+            .map(|g| match g.split(operation, &op_path, None) {
+                Some(part) => bucket_key("apistend:client", &self.account, &[sid, &g.id, &part]),
+                None => bucket_key("apistend:client", &self.account, &[sid, &g.id]),
+            })
+            .collect();
+        let ceiling = groups
+            .iter()
+            .map(|g| ceiling(&self.config, g))
+            .max()
+            .unwrap_or(self.config.max_wait);
+        let first_interval = groups
+            .first()
+            .map_or(Duration::from_secs(1), |g| g.quota.interval());
+        Plan {
+            groups,
+            keys,
+            ceiling,
+            first_interval,
+            // The operation's weight as its definition gives it (MoySklad's 4): what the server
+            // takes per request.
+            weight: operation.map_or(1, |o| o.weight),
+            local_remaining: std::sync::atomic::AtomicU32::new(u32::MAX),
+        }
+    }
+
+    /// Takes a token from every group of `plan`, waiting up to its ceiling (and `deadline`) in
+    /// all; returns the time waited.
+    ///
+    /// # Cancel safety
+    /// Dropping the future while it waits takes nothing (tokens taken from the first groups are
+    /// given back before each wait).
+    pub(crate) async fn acquire(
+        &self,
+        plan: &Plan<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Duration, ClientError> {
+        let c = self;
+        let (groups, keys, ceiling) = (&plan.groups, &plan.keys, plan.ceiling);
+        let start = Instant::now();
+        loop {
+            let mut wait = None;
+            for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
+                // Only a token that has been there for the margin is taken: see `margin`.
+                let margin = margin(&g.quota, c.latency_ceiling());
+                let n = plan.weight.min(g.quota.burst());
+                let d = c.store.acquire_settled(k, &g.quota, n, margin).await?;
+                if i == 0 && d.allowed {
+                    plan.local_remaining.store(d.remaining, Ordering::Relaxed);
+                }
+                if !d.allowed {
+                    for (g, k) in groups.iter().zip(keys).take(i) {
+                        c.store
+                            .refund(k, &g.quota, plan.weight.min(g.quota.burst()))
+                            .await?;
+                    }
+                    wait = Some((d.retry_after, *g));
+                    break;
+                }
+            }
+            let Some((wait, group)) = wait else {
+                let waited = start.elapsed();
+                inc(&c.counters.acquisitions);
+                c.counters.waited_micros.fetch_add(
+                    u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                for h in groups.iter().filter_map(|g| c.handles.group(&g.id)) {
+                    h.acquisitions.increment(1);
+                    h.local_wait.record(waited.as_secs_f64());
+                }
+                return Ok(waited);
+            };
+            // Jitter, so that waiters woken together do not race in lockstep.
+            let wait = wait + Duration::from_millis(fastrand::u64(0..3));
+            let refuse = start.elapsed() + wait > ceiling
+                || deadline.is_some_and(|d| Instant::now() + wait > d);
+            if refuse {
+                inc(&c.counters.local_refusals);
+                if let Some(h) = c.handles.group(&group.id) {
+                    h.local_refusals.increment(1);
+                }
+                return Err(ClientError::RateLimited {
+                    retry_after: wait,
+                    refused_by: RefusedBy::Local,
+                });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// A rate-limit answer to a call the limiter allowed: every group of `plan` pauses for
+    /// `min(max(server hint, one refill, backoff), ceiling)`, shared by every process of the
+    /// account. Returns the pause.
+    pub(crate) async fn penalize(
+        &self,
+        plan: &Plan<'_>,
+        status: u16,
+        headers: &HeaderMap,
+        attempt: u32,
+    ) -> Result<Duration, ClientError> {
+        let sid = self.service.as_str();
+        inc(&self.counters.server_rate_limits);
+        let hint = server_hint(headers, SystemTime::now()).unwrap_or_default();
+        let pause = hint
+            .max(plan.first_interval)
+            .max(backoff(self.config.retry_base, attempt))
+            .min(plan.ceiling);
+        for (g, k) in plan.groups.iter().zip(&plan.keys) {
+            let h = self.handles.group(&g.id);
+            if let Some(h) = h {
+                h.unexpected_429.increment(1);
+            }
+            self.store.penalize(k, &g.quota, pause).await?;
+            inc(&self.counters.penalties);
+            if let Some(h) = h {
+                h.penalties.increment(1);
+            }
+        }
+        tracing::warn!(service = sid, account = %self.account, status, ?pause, "rate-limited by the server although the local limiter allowed; penalized the shared bucket");
+        Ok(pause)
+    }
+}
+
+/// What a call draws from: its limit groups, their bucket keys, its wait ceiling, and the
+/// tokens it takes from each.
+pub(crate) struct Plan<'a> {
+    pub(crate) groups: Vec<&'a LimitGroup>,
+    pub(crate) keys: Vec<String>,
+    pub(crate) ceiling: Duration,
+    pub(crate) first_interval: Duration,
+    pub(crate) weight: u32,
+    /// Tokens the first group's bucket held after this call's last acquisition (`u32::MAX`
+    /// before one): a server reporting fewer is believed ([`Inner::observe`]).
+    pub(crate) local_remaining: std::sync::atomic::AtomicU32,
+}
+
+/// How long a token must have been available before it is taken: the recent latency ceiling,
+/// and at least T/10 (2 to 100 ms); at most 1 s (the engine keeps a full bucket's schedule that
+/// long).
+///
+/// The server's bucket runs the same arithmetic as ours but sees each request a little later, and
+/// not equally later: a request delayed more than the next one shifts the server's schedule by the
+/// difference. A request sent the instant its slot opens can then arrive before the server's slot
+/// and draw a 429. No request arrives later than its answer returns, so the latency of recent
+/// requests bounds that shift; T/10 covers other processes of the account, whose latencies this
+/// one does not see. With a burst above one token the margin costs latency only (the bucket's
+/// schedule advances by T per request, not from the moment the token is taken); a bucket of one
+/// token restarts its schedule at each request, so there every interval is stretched by the
+/// margin: the price of never arriving early where the server's schedule follows the arrivals.
+pub(crate) fn margin(quota: &Quota, latency_ceiling: Duration) -> Duration {
+    let floor = (quota.interval() / 10).clamp(Duration::from_millis(2), Duration::from_millis(100));
+    floor.max(latency_ceiling).min(Duration::from_secs(1))
+}
+
+/// `base·2^(attempt−1) + jitter[0, base)`.
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    let jitter = Duration::from_micros(fastrand::u64(
+        0..u64::try_from(base.as_micros()).unwrap_or(1).max(1),
+    ));
+    exp + jitter
+}
+
+/// The longest a call waits locally for a token: max(configured, one refill + 5 s); for limits
+/// of one request per period, two periods + 5 s, so the loser of a race at the boundary lives to
+/// the next slot.
+pub(crate) fn ceiling(config: &ClientConfig, group: &LimitGroup) -> Duration {
+    let t = group.quota.interval();
+    let one_per_period = group
+        .documented
+        .map_or(group.quota.burst() == 1, |(_, limit)| limit == 1);
+    let floor = if one_per_period { t * 2 } else { t } + Duration::from_secs(5);
+    config.max_wait.max(floor)
+}
+
+pub(super) fn until_unix(at: f64) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    Duration::from_secs_f64((at - now).clamp(0.0, 86_400.0))
+}
+
+/// The catalog path of a request path: a webhook path (Bitrix24's
+/// `/rest/{user}/{code}/crm.deal.list.json`) is `/rest/crm.deal.list`; other paths are their own.
+pub(super) fn operation_path(service: &apistend_catalog::Service, path: &str) -> String {
+    let path = path.split('?').next().unwrap_or(path);
+    if service.has_webhook_paths() {
+        let method = path.rsplit('/').next().unwrap_or("");
+        let method = method.trim_end_matches(".json").trim_end_matches(".xml");
+        return format!("/rest/{method}");
+    }
+    path.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use apistend_catalog::Catalog;
+
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_below_base() {
+        let base = Duration::from_millis(500);
+        for attempt in 1..=4 {
+            let d = backoff(base, attempt);
+            let exp = base * (1 << (attempt - 1));
+            assert!(d >= exp && d < exp + base, "{attempt}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn the_margin_covers_recent_latency_within_bounds() {
+        let q = |ms| Quota::new(1, Duration::from_millis(ms)).unwrap();
+        let ms = Duration::from_millis;
+        assert_eq!(margin(&q(600), Duration::ZERO), ms(60));
+        assert_eq!(margin(&q(5), Duration::ZERO), ms(2));
+        assert_eq!(margin(&q(60_000), Duration::ZERO), ms(100));
+        assert_eq!(margin(&q(600), ms(250)), ms(250));
+        assert_eq!(
+            margin(&q(600), Duration::from_secs(9)),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn ceilings_follow_the_decision_record() {
+        let c = Catalog::builtin().unwrap();
+        let config = ClientConfig {
+            max_wait: Duration::from_secs(30),
+            ..ClientConfig::default()
+        };
+        let wb = c.service(c.service_id("wb").unwrap()).unwrap();
+        // "1 минута | 1 запрос | 1 минута | 10 запросов": two periods + 5 s.
+        let news = wb
+            .group("common-api.get.api-communications-v2-news")
+            .unwrap();
+        assert_eq!(ceiling(&config, news), Duration::from_secs(125));
+        // Content: 600 ms interval: the configured 30 s.
+        assert_eq!(
+            ceiling(&config, wb.group("content-api.kontent").unwrap()),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            operation_path(
+                c.service(c.service_id("b24").unwrap()).unwrap(),
+                "/rest/1/abc/crm.deal.list.json"
+            ),
+            "/rest/crm.deal.list"
+        );
+    }
+}
