@@ -183,6 +183,14 @@ async fn keys_limits_and_buckets_of_a_sandbox() {
         )
         .await;
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let r = a
+        .call(
+            Method::PUT,
+            &format!("/api/v1/sandboxes/{id}/limits/ozon/client"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST, "a limit needs a body");
 
     let r = a
         .call(

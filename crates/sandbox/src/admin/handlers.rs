@@ -236,7 +236,14 @@ pub(super) async fn set_limit(
         ))
         .into_response();
     };
-    let o: GroupOverride = match parse_body::<LimitBody>(&body) {
+    // The body is required here (a PUT of nothing would pin the catalog's numbers as this
+    // sandbox's own).
+    let parsed = if body.trim_ascii().is_empty() {
+        Err("no body".to_owned())
+    } else {
+        parse_body::<LimitBody>(&body)
+    };
+    let o: GroupOverride = match parsed {
         Ok(o) => match o.check() {
             Ok(()) => o.into(),
             Err(why) => return ApiError::Unprocessable(why).into_response(),
