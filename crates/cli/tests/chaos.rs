@@ -101,7 +101,7 @@ async fn two_instances_survive_redis_killed_and_back_empty_under_load() {
     else {
         return;
     };
-    let root = std::env::temp_dir().join(format!("apistend-chaos-{}", std::process::id()));
+    let root = apistend_testkit::temp_dir("chaos");
     let (da, db) = (root.join("a"), root.join("b"));
     let a = Instance::start(&redis.url(), &da);
     let b = Instance::start(&redis.url(), &db);

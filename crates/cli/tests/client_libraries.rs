@@ -204,8 +204,7 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
     let Some(python) = python() else { return };
     // WB's answers come from the import of its specs embedded in the binary: the library
     // parses them into its models, with no spec directory.
-    let data = std::env::temp_dir().join(format!("apistend-compat-{}", std::process::id()));
-    std::fs::create_dir_all(&data).unwrap();
+    let data = apistend_testkit::temp_dir("compat");
     let (mut server, base) = serve(&data);
     let libraries = ["wildberries", "apify", "bitrix24", "ozon"];
     let (status, out, err) = run_bounded(
@@ -241,8 +240,7 @@ fn popular_client_libraries_work_by_changing_only_their_base_url() {
 #[test]
 fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
     let Some(python) = python() else { return };
-    let data = std::env::temp_dir().join(format!("apistend-keepalive-{}", std::process::id()));
-    std::fs::create_dir_all(&data).unwrap();
+    let data = apistend_testkit::temp_dir("keepalive");
     let (mut server, base) = serve(&data);
     let out = Command::new(&python)
         .arg(repo().join("tests/compat/keepalive.py"))
@@ -279,8 +277,7 @@ fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
         Err(why) => return unavailable(&why),
     };
     // WB's answers come from the embedded import of its specs: the SDK parses them.
-    let data = std::env::temp_dir().join(format!("apistend-fixed-hosts-{}", std::process::id()));
-    std::fs::create_dir_all(&data).unwrap();
+    let data = apistend_testkit::temp_dir("fixed-hosts");
     let (mut server, base) = serve(&data);
     let ca = data.join("apistend-ca.pem");
     let ca = ca.to_str().unwrap();
@@ -396,8 +393,7 @@ fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
         Ok(d) => d,
         Err(why) => return unavailable(&why),
     };
-    let data = std::env::temp_dir().join(format!("apistend-apify-js-{}", std::process::id()));
-    std::fs::create_dir_all(&data).unwrap();
+    let data = apistend_testkit::temp_dir("apify-js");
     let (mut server, base) = serve(&data);
     let mut cmd = Command::new("node");
     cmd.current_dir(&node)
@@ -450,8 +446,7 @@ fn answers_are_valid_against_the_official_descriptions() {
             ));
         }
     }
-    let data = std::env::temp_dir().join(format!("apistend-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&data).unwrap();
+    let data = apistend_testkit::temp_dir("validate");
     let file = data.join("open.toml");
     std::fs::write(&file, overrides).unwrap();
     let (mut child, base) = serve_with(&data, &["--overrides".as_ref(), file.as_os_str()]);

@@ -31,8 +31,7 @@ fn a_flood_of_distinct_unknown_keys_leaves_memory_bounded() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("apistend-flood-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = apistend_testkit::temp_dir("flood");
     let mut server = Command::new(env!("CARGO_BIN_EXE_apistend"))
         .args([
             "serve",

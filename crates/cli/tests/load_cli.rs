@@ -61,8 +61,7 @@ fn bad_arguments_get_a_clear_message_and_a_failure() {
 
 #[test]
 fn a_short_run_against_a_sandbox_reports_json() {
-    let dir = std::env::temp_dir().join(format!("apistend-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = apistend_testkit::temp_dir("load");
     let quota = dir.join("q.toml");
     std::fs::write(
         &quota,
@@ -124,8 +123,7 @@ fn a_short_run_against_a_sandbox_reports_json() {
 
 #[test]
 fn plot_draws_an_svg() {
-    let dir = std::env::temp_dir().join(format!("apistend-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = apistend_testkit::temp_dir("plot");
     let input = dir.join("c.json");
     std::fs::write(&input, r#"{"title":"t","x_label":"x","y_label":"y","kind":"line","series":[{"name":"a","points":[[1,0.5],[2,0.9]]}]}"#).unwrap();
     let output = dir.join("c.svg");

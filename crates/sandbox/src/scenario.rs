@@ -55,11 +55,12 @@ impl Scenario {
             .map_or("unknown", |(n, _)| n)
     }
 
+    /// Every scenario's name, as `X-Mock-Scenario` takes it.
+    pub(crate) fn names() -> Vec<&'static str> {
+        SCENARIOS.iter().map(|(n, _)| *n).collect()
+    }
+
     pub(crate) fn valid_list() -> String {
-        SCENARIOS
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
+        Self::names().join(", ")
     }
 }

@@ -2,7 +2,6 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use apistend_catalog::{Catalog, Method, Overrides, ServiceId};
@@ -27,12 +26,7 @@ impl Drop for TestSandbox {
 
 /// Starts a sandbox with `overrides` (TOML).
 pub async fn sandbox(overrides: &str) -> TestSandbox {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "apistend-client-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let dir = apistend_testkit::temp_dir("client-test");
     let config = SandboxConfig::new(&dir)
         .with_demo_key("client-key")
         .with_overrides(Overrides::from_toml(overrides).unwrap());

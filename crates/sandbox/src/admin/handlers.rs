@@ -15,7 +15,7 @@ use super::problem::{ApiError, bad_query, json_response, no_content};
 pub(super) use super::schema::BucketFilter;
 use super::schema::{
     App, Bucket, ChaosBody, CreateBody, GroupInfo, IssuedKey, LimitBody, ListQuery, Sandbox,
-    ServiceInfo, SettingsBody,
+    ServiceInfo, SettingsBody, millis,
 };
 use crate::AppState;
 use crate::buckets::{self, Owner};
@@ -53,17 +53,24 @@ fn not_found(id: &str) -> Response<Body> {
     ApiError::NotFound(format!("no sandbox {id:?}")).into_response()
 }
 
-/// A JSON object body; no body or `null` is the default. (serde would also read a struct from
-/// an array of its fields: that is not a body this API takes; nor is whitespace alone.)
-fn parse_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T, String> {
+/// A JSON object body, or `None` for no body or `null`. (serde would also read a struct from an
+/// array of its fields: that is not a body this API takes; nor is whitespace alone.)
+fn parse_object<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<Option<T>, String> {
     let text = body.trim_ascii();
     if body.is_empty() || text == b"null" {
-        return Ok(T::default());
+        return Ok(None);
     }
     if text.first() != Some(&b'{') {
         return Err("invalid JSON body: expected an object".to_owned());
     }
-    serde_json::from_slice(text).map_err(|e| format!("invalid JSON body: {e}"))
+    serde_json::from_slice(text)
+        .map(Some)
+        .map_err(|e| format!("invalid JSON body: {e}"))
+}
+
+/// A body that may be left out: its default then.
+fn parse_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T, String> {
+    parse_object(body).map(Option::unwrap_or_default)
 }
 
 #[utoipa::path(post, path = "/api/v1/sandboxes", tag = "sandboxes",
@@ -124,14 +131,12 @@ pub(super) async fn list(
     responses((status = 200, body = Vec<String>), Errors))]
 /// The scenarios a request (`X-Mock-Scenario`) or a sandbox's defaults may name.
 pub(super) async fn scenarios() -> Response<Body> {
-    let names: Vec<&str> = crate::scenario::SCENARIOS.iter().map(|(n, _)| *n).collect();
-    json_response(StatusCode::OK, &names)
+    json_response(StatusCode::OK, &crate::scenario::Scenario::names())
 }
 
 #[utoipa::path(get, path = "/api/v1/services", tag = "catalog",
     responses((status = 200, body = Vec<ServiceInfo>), Errors))]
 /// The emulated services and their limit groups, as the catalog has them.
-#[allow(clippy::cast_precision_loss)] // microseconds of a quota interval
 pub(super) async fn services(State(state): State<Arc<AppState>>) -> Response<Body> {
     let rows: Vec<ServiceInfo> = state
         .catalog
@@ -146,7 +151,7 @@ pub(super) async fn services(State(state): State<Arc<AppState>>) -> Response<Bod
                 .map(|g| GroupInfo {
                     id: g.id.clone(),
                     burst: g.quota.burst(),
-                    interval_ms: g.quota.interval_micros() as f64 / 1000.0,
+                    interval_ms: millis(g.quota.interval_micros()),
                     algorithm: g.quota.algorithm().as_str().to_owned(),
                     per_host: g.scope == BucketScope::Host,
                 })
@@ -236,13 +241,9 @@ pub(super) async fn set_limit(
         ))
         .into_response();
     };
-    // The body is required here (a PUT of nothing would pin the catalog's numbers as this
-    // sandbox's own).
-    let parsed = if body.trim_ascii().is_empty() {
-        Err("no body".to_owned())
-    } else {
-        parse_body::<LimitBody>(&body)
-    };
+    // The body is required here: a PUT of nothing would pin the catalog's numbers as this
+    // sandbox's own.
+    let parsed = parse_object::<LimitBody>(&body).and_then(|b| b.ok_or_else(|| "no body".into()));
     let o: GroupOverride = match parsed {
         Ok(o) => match o.check() {
             Ok(()) => o.into(),
@@ -268,8 +269,7 @@ pub(super) async fn set_limit(
                 service,
                 group,
                 burst: quota.burst(),
-                #[allow(clippy::cast_precision_loss)] // microseconds of a quota interval
-                interval_ms: quota.interval_micros() as f64 / 1000.0,
+                interval_ms: millis(quota.interval_micros()),
                 algorithm: quota.algorithm().as_str().to_owned(),
             },
         ),

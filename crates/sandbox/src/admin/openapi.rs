@@ -42,6 +42,9 @@ pub(super) enum Errors {
     /// The management API's own rate limit (see `RateLimit-Policy`); `Retry-After` says when.
     #[response(status = 429, content_type = "application/problem+json")]
     TooManyRequests(Problem),
+    /// The sandbox failed (its data file could not be written, and the like; logged).
+    #[response(status = 500, content_type = "application/problem+json")]
+    Internal(Problem),
     /// The rate-limit store (Redis) does not answer.
     #[response(status = 503, content_type = "application/problem+json")]
     Unavailable(Problem),
@@ -98,8 +101,7 @@ pub(crate) fn document_for(catalog: &Catalog, max_delay_ms: u64) -> String {
         Err(e) => return json!({"error": e.to_string()}).to_string(),
     };
     let schemas = &mut doc["components"]["schemas"];
-    let scenarios: Vec<&str> = crate::scenario::SCENARIOS.iter().map(|(n, _)| *n).collect();
-    schemas["ChaosBody"]["properties"]["name"]["enum"] = json!(scenarios);
+    schemas["ChaosBody"]["properties"]["name"]["enum"] = json!(crate::scenario::Scenario::names());
     let services: Vec<&str> = catalog.services().iter().map(|s| s.id.as_str()).collect();
     let settings = &mut schemas["SettingsBody"]["properties"];
     settings["latency_ms"]["maximum"] = json!(max_delay_ms);

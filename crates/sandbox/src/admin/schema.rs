@@ -68,16 +68,21 @@ pub(super) struct Limit {
 }
 
 impl From<&LimitRecord> for Limit {
-    #[allow(clippy::cast_precision_loss)] // microseconds of a quota interval
     fn from(l: &LimitRecord) -> Self {
         Self {
             service: l.service.clone(),
             group: l.group.clone(),
             burst: l.burst,
-            interval_ms: l.interval_us as f64 / 1000.0,
+            interval_ms: millis(l.interval_us),
             algorithm: l.algorithm.clone(),
         }
     }
+}
+
+/// Microseconds as the milliseconds (with a fraction) the API writes intervals in.
+#[allow(clippy::cast_precision_loss)] // the microseconds of a quota interval
+pub(super) fn millis(us: u64) -> f64 {
+    us as f64 / 1000.0
 }
 
 /// A key just issued.
@@ -181,7 +186,7 @@ pub(super) struct CreateBody {
 
 /// The body of `PUT …/limits/{service}/{group}`: `burst` and either `interval_ms` or
 /// `per_second`; what is left out keeps the catalog's value.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LimitBody {
     #[serde(default, deserialize_with = "whole::option")]
