@@ -602,10 +602,40 @@ impl Service {
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     pub fn reported_remaining<'h>(&self, header: impl Fn(&str) -> Option<&'h str>) -> Option<u32> {
+        self.reported(crate::RateValue::Remaining, header)
+    }
+
+    /// The number an answer reports in the header the definition names for `value` (WB's
+    /// `X-Ratelimit-Limit` for [`RateValue::Limit`](crate::RateValue::Limit), on a 429), read
+    /// with `header` (a lookup by lower-case name); `None` when the service sends none or it is
+    /// not a whole number.
+    ///
+    /// ```
+    /// use apistend_catalog::RateValue;
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// let headers = |name: &str| (name == "x-ratelimit-limit").then_some("2");
+    /// assert_eq!(wb.reported(RateValue::Limit, headers), Some(2));
+    /// assert!(wb.reports(RateValue::Remaining));
+    /// assert!(!catalog.service(apistend_catalog::ServiceId::B24).unwrap().reports(RateValue::Remaining));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    pub fn reported<'h>(
+        &self,
+        value: crate::RateValue,
+        header: impl Fn(&str) -> Option<&'h str>,
+    ) -> Option<u32> {
         self.headers
             .iter()
-            .filter(|h| h.value == Ok(crate::RateValue::Remaining))
+            .filter(|h| h.value == Ok(value))
             .find_map(|h| header(h.name)?.trim().parse().ok())
+    }
+
+    /// Whether the service names a header for `value` (a service that reports no tokens left
+    /// tells its client nothing but its rejections).
+    #[must_use]
+    pub fn reports(&self, value: crate::RateValue) -> bool {
+        self.headers.iter().any(|h| h.value == Ok(value))
     }
 
     /// Whether an answer says that the called method's operating-time budget is spent (the

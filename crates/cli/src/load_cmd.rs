@@ -75,6 +75,10 @@ pub(crate) struct LoadArgs {
     /// text at `http://ADDR/metrics` while the run lasts.
     #[arg(long, env = "APISTEND_METRICS_ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// The sandbox's admin token: with it, utilization is measured against the quota the
+    /// sandbox enforces on the key (read from its management API) as well as the client's.
+    #[arg(long, env = "APISTEND_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
     /// Write the run as a time series (JSON lines every 100 ms: sent, accepted, refused, the
     /// bucket level the server reports) to this file.
     #[arg(long)]
@@ -93,6 +97,12 @@ struct Summary {
     achieved_rps: f64,
     allowed_rps: f64,
     utilization: f64,
+    /// What the server's quota admits in the run, when known (`--admin-token`).
+    server_allowed_rps: Option<f64>,
+    server_utilization: Option<f64>,
+    /// The quota the client learned from the server's answers and ended the run with, if any.
+    learned_burst: Option<u32>,
+    learned_interval_ms: Option<f64>,
     wait_p50_ms: f64,
     wait_p99_ms: f64,
     workers: u32,
@@ -150,6 +160,12 @@ pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
             summary.wait_p50_ms,
             summary.wait_p99_ms
         );
+        if let (Some(a), Some(u)) = (summary.server_allowed_rps, summary.server_utilization) {
+            println!("the sandbox's own quota allowed {a:.2} req/s: utilization {u:.3}");
+        }
+        if let (Some(b), Some(i)) = (summary.learned_burst, summary.learned_interval_ms) {
+            println!("learned from the server's answers: burst {b}, one every {i:.1} ms");
+        }
     }
     Ok(())
 }
@@ -218,11 +234,28 @@ async fn load(
         }
         clients.push(b.build()?);
     }
-    let quota = clients
+    let group = clients
         .first()
-        .and_then(|c| c.quota_of(method, &args.path))
-        .context("no quota for this operation")?;
+        .and_then(|c| c.group_of(method, &args.path))
+        .context("no limit group for this operation")?;
+    let (quota, group_id) = (group.quota, group.id.clone());
     let raw = reqwest::Client::new();
+    let server_quota = match &args.admin_token {
+        Some(token) => {
+            let root = base.strip_suffix(service.prefix).unwrap_or(&base);
+            let q = crate::server_quota::server_quota(
+                &raw,
+                root,
+                token,
+                &args.key,
+                service.id.as_str(),
+                &group_id,
+            )
+            .await?;
+            Some(q)
+        }
+        None => None,
+    };
     let duration = Duration::from_secs(args.duration);
     let start = Instant::now();
     let end = start + duration;
@@ -349,8 +382,15 @@ async fn load(
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     // What GCRA admits in the run: the burst, then one token per interval.
-    let allowed = (f64::from(quota.burst()) + elapsed / quota.interval().as_secs_f64()) / elapsed;
+    let admits = |q: &apistend_limiter::Quota| {
+        (f64::from(q.burst()) + elapsed / q.interval().as_secs_f64()) / elapsed
+    };
+    let allowed = admits(&quota);
+    let server_allowed = server_quota.as_ref().map(admits);
     let achieved = ok as f64 / elapsed;
+    let learned = clients
+        .first()
+        .and_then(|c| c.learned().into_iter().find(|l| l.group == group_id));
     Ok(Summary {
         sent: if args.no_limiter {
             counts.sent.load(Ordering::Relaxed)
@@ -369,6 +409,10 @@ async fn load(
         achieved_rps: achieved,
         allowed_rps: allowed,
         utilization: achieved / allowed,
+        server_allowed_rps: server_allowed,
+        server_utilization: server_allowed.map(|a| achieved / a),
+        learned_burst: learned.as_ref().map(|l| l.quota.burst()),
+        learned_interval_ms: learned.map(|l| l.quota.interval().as_secs_f64() * 1e3),
         wait_p50_ms: pct(0.5),
         wait_p99_ms: pct(0.99),
         workers: args.workers,

@@ -9,6 +9,7 @@ mod metrics_listener;
 mod plot_cmd;
 mod proxy;
 mod serve_cmd;
+mod server_quota;
 mod services_arg;
 
 use clap::{Parser, Subcommand};

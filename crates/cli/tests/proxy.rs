@@ -212,6 +212,68 @@ fn wb_requests_go_to_their_operations_host() {
 }
 
 #[test]
+fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
+    let group = "[wb.groups.\"content-api.kontent\"]";
+    let (_s, sandbox_base, dir) = sandbox(
+        "proxy-learn",
+        &format!("{group}\nburst = 2\ninterval_ms = 400\n"),
+    );
+    let model = dir.join("model.toml");
+    std::fs::write(&model, format!("{group}\nburst = 5\ninterval_ms = 200\n")).unwrap();
+    let (_p, base) = proxy(
+        &[
+            "--service",
+            "wb",
+            "--upstream",
+            &sandbox_base,
+            "--overrides",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let Some(none) = curl("GET", &format!("{base}/learned"), &[], None) else {
+        return;
+    };
+    assert_eq!((none.status, none.body.as_str()), (200, "[]"));
+    // Five at once against a sandbox that takes two: the rejections carry WB's
+    // X-Ratelimit-Limit, and the proxy's client takes the sandbox's burst and narrows its rate.
+    let url = format!("{base}/content/v2/object/all");
+    let threads: Vec<_> = (0..5)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let auth = format!("Authorization: {KEY}");
+                curl("GET", &url, &[&auth, "X-Mock-Delay: 0"], None).unwrap()
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let learned = curl("GET", &format!("{base}/learned"), &[], None).unwrap();
+    let rows: serde_json::Value = serde_json::from_str(&learned.body).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["group"], "content-api.kontent", "{rows}");
+    assert_eq!(
+        (row["burst"].as_u64(), row["catalog_burst"].as_u64()),
+        (Some(2), Some(5))
+    );
+    assert!(row["interval_ms"].as_f64().unwrap() > 200.0, "{rows}");
+    assert_eq!(row["from"], "headers");
+    let m = curl("GET", &format!("{base}/metrics"), &[], None).unwrap();
+    assert!(
+        m.body
+            .lines()
+            .any(|l| l.starts_with("apistend_client_quota_burst")
+                && l.contains("content-api.kontent")
+                && l.ends_with(" 2")),
+        "{}",
+        m.body
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_call_that_would_wait_past_the_ceiling_is_refused_locally_with_retry_after() {
     let quota = "[ozon.groups.client]\nburst = 1\ninterval_ms = 1000\n";
     let (_s, sandbox_base, dir) = sandbox("proxy-refused", "");

@@ -27,6 +27,9 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// A Redis URL for a shared store; `None`: memory.
     pub redis: Option<String>,
+    /// How long a quota learned from the server's answers holds without new evidence, before
+    /// the catalog's is back.
+    pub learned_ttl: Duration,
 }
 
 impl Default for ClientConfig {
@@ -37,6 +40,7 @@ impl Default for ClientConfig {
             max_wait: Duration::from_millis(30_000),
             request_timeout: Duration::from_secs(30),
             redis: None,
+            learned_ttl: Duration::from_secs(600),
         }
     }
 }

@@ -161,7 +161,9 @@ where
             let sending = Instant::now();
             let resp = inner.call(req).await.map_err(Into::into)?;
             client.record_latency(sending.elapsed());
-            client.observe(&plan, resp.headers()).await?;
+            client
+                .observe(&plan, resp.status().as_u16(), resp.headers())
+                .await?;
             if rate_limited(client.definition(), resp.status()) {
                 client
                     .penalize(&plan, resp.status().as_u16(), resp.headers(), 1)

@@ -10,6 +10,7 @@ mod error;
 mod hint;
 mod ladder;
 mod layer;
+mod learn;
 mod metrics;
 mod transport;
 
@@ -18,5 +19,6 @@ pub use config::{ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_R
 pub use error::{ClientError, RefusedBy};
 pub use ladder::Ladder;
 pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy, Waited};
+pub use learn::{LearnedFrom, LearnedQuota};
 pub use metrics::Stats;
 pub use transport::reqwest_transport;

@@ -10,6 +10,9 @@
 //!   the local limiter allowed — the sign that a quota is set wrong.
 //! - `apistend_client_aligned_total{service, account, group}`: the server reported fewer tokens
 //!   left than the local model held, and the shared bucket dropped to match.
+//! - `apistend_client_quota_interval_seconds{service, account, group}` and
+//!   `apistend_client_quota_burst{…}`: the quota the client enforces — the catalog's, or the one
+//!   it learned from the server's answers (see `Client::learned`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -90,6 +93,8 @@ pub(crate) struct GroupHandles {
     pub(crate) penalties: metrics::Counter,
     pub(crate) unexpected_429: metrics::Counter,
     pub(crate) aligned: metrics::Counter,
+    pub(crate) interval: metrics::Gauge,
+    pub(crate) burst: metrics::Gauge,
 }
 
 /// A client's metric handles, registered with the global recorder when the client is built
@@ -123,7 +128,11 @@ impl Handles {
                     penalties: metrics::counter!("apistend_client_penalties_total", &l),
                     unexpected_429: metrics::counter!("apistend_client_unexpected_429_total", &l),
                     aligned: metrics::counter!("apistend_client_aligned_total", &l),
+                    interval: metrics::gauge!("apistend_client_quota_interval_seconds", &l),
+                    burst: metrics::gauge!("apistend_client_quota_burst", &l),
                 };
+                h.interval.set(g.quota.interval().as_secs_f64());
+                h.burst.set(f64::from(g.quota.burst()));
                 (g.id.clone(), h)
             })
             .collect();
@@ -151,6 +160,14 @@ impl Handles {
     pub(crate) fn aligned(&self, id: &str) {
         if let Some(h) = self.groups.get(id) {
             h.aligned.increment(1);
+        }
+    }
+
+    /// Shows the quota group `id` is now enforced with.
+    pub(crate) fn learned(&self, id: &str, quota: &apistend_limiter::Quota) {
+        if let Some(h) = self.groups.get(id) {
+            h.interval.set(quota.interval().as_secs_f64());
+            h.burst.set(f64::from(quota.burst()));
         }
     }
 

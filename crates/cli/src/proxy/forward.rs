@@ -51,6 +51,35 @@ pub(crate) async fn metrics(AxumState(state): AxumState<Arc<State>>) -> Response
     r
 }
 
+/// `GET /learned`: the quotas the clients learned from the upstream's answers and enforce
+/// instead of the catalog's (an empty list while the catalog is right).
+pub(crate) async fn learned(AxumState(state): AxumState<Arc<State>>) -> Response<Body> {
+    let rows: Vec<_> = state
+        .routes
+        .learned()
+        .into_iter()
+        .map(|(service, l)| {
+            json!({
+                "service": service.as_str(),
+                "group": l.group,
+                "key": l.key,
+                "from": l.from.as_str(),
+                "burst": l.quota.burst(),
+                "interval_ms": l.quota.interval().as_secs_f64() * 1e3,
+                "catalog_burst": l.catalog.burst(),
+                "catalog_interval_ms": l.catalog.interval().as_secs_f64() * 1e3,
+                "expires_in_s": l.expires_in.as_secs_f64(),
+            })
+        })
+        .collect();
+    let mut r = Response::new(Body::from(serde_json::Value::Array(rows).to_string()));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 /// A proxy error: a JSON body saying what happened and that the proxy said it.
 fn refusal(status: StatusCode, error: &str, detail: &str) -> Response<Body> {
     let body = json!({"error": error, "detail": detail, "by": "apistend proxy"});
@@ -80,7 +109,7 @@ fn without_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// Every request that is not `/metrics`.
+/// Every request that is not `/metrics` or `/learned`.
 pub(crate) async fn handle(
     AxumState(state): AxumState<Arc<State>>,
     req: http::Request<Body>,

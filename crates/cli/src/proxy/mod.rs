@@ -138,6 +138,7 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
     });
     let app = axum::Router::new()
         .route("/metrics", axum::routing::get(forward::metrics))
+        .route("/learned", axum::routing::get(forward::learned))
         .fallback(forward::handle)
         .with_state(state);
     axum::serve(listener, app)

@@ -25,6 +25,8 @@ pub(crate) struct Entry {
     /// The real service's host for services with one (Ozon's `api-seller.ozon.ru`).
     default_host: Option<String>,
     pub(crate) stack: Stack,
+    /// The client under the stack (its learned quotas).
+    pub(crate) client: Client,
 }
 
 /// Where one request goes.
@@ -105,12 +107,21 @@ impl Routes {
                 upstream: upstream.clone(),
                 default_host,
                 stack: stack(&client, http.clone()),
+                client,
             });
         }
         Ok(Self {
             catalog: catalog.clone(),
             entries,
         })
+    }
+
+    /// The quotas every service's client learned from the upstream's answers.
+    pub(crate) fn learned(&self) -> Vec<(ServiceId, apistend_client::LearnedQuota)> {
+        self.entries
+            .iter()
+            .flat_map(|e| e.client.learned().into_iter().map(|l| (e.id, l)))
+            .collect()
     }
 
     /// One line per service: how it is reached and where it goes.

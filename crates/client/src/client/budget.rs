@@ -1,10 +1,11 @@
 //! What a call draws from, and how it waits and pays: plan, acquire, penalize, the margin
 //! before a token is taken, the wait ceiling, backoff.
 
+use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use apistend_catalog::{LimitGroup, Method};
+use apistend_catalog::{LimitGroup, Method, RateValue};
 use apistend_limiter::{Quota, bucket_key};
 use http::HeaderMap;
 
@@ -12,6 +13,7 @@ use super::Inner;
 use crate::config::ClientConfig;
 use crate::error::{ClientError, RefusedBy};
 use crate::hint::server_hint;
+use crate::learn::{Bucket, LearnedFrom, Report};
 use crate::metrics::{Counters, RetryCause, inc};
 
 impl Inner {
@@ -48,31 +50,59 @@ impl Inner {
         &self.config
     }
 
-    /// An answer's report of the tokens left (the header its definition names): when the server
-    /// holds fewer than the local model did after this call's acquisition, the shared bucket of
-    /// the first group drops to match — one atomic store operation, only then. The server's word
-    /// only ever makes the model stricter.
+    /// What an answer reports of the server's bucket (the headers its definition names): the
+    /// learner takes the tokens left and the limit (see [`crate::learn`]); and when the server
+    /// holds fewer tokens than the local model did after this call's acquisition, the shared
+    /// bucket of the first group drops to match — one atomic store operation, only then. The
+    /// server's word only ever makes the model stricter. For a service that reports nothing, a
+    /// success lets a rate its rejections narrowed grow back.
     ///
     /// # Errors
     /// A fail-closed store that cannot answer.
     pub(crate) async fn observe(
         &self,
         plan: &Plan<'_>,
+        status: u16,
         headers: &HeaderMap,
     ) -> Result<(), ClientError> {
-        let Some(reported) = self
-            .definition()
-            .reported_remaining(|name| headers.get(name)?.to_str().ok())
+        let (Some(g), Some(k), Some(quota)) =
+            (plan.groups.first(), plan.keys.first(), plan.quota(0))
         else {
+            return Ok(());
+        };
+        let def = self.definition();
+        let header = |name: &str| headers.get(name)?.to_str().ok();
+        let remaining = def.reported(RateValue::Remaining, header);
+        let limit = def.reported(RateValue::Limit, header);
+        let now = Instant::now();
+        let bucket = Bucket {
+            key: k,
+            group: &g.id,
+            catalog: g.quota,
+        };
+        let changed = if remaining.is_some() || limit.is_some() {
+            let report = Report {
+                remaining,
+                limit,
+                weight: plan.weight,
+            };
+            self.learner.reported(bucket, report, now)
+        } else if !def.reports(RateValue::Remaining) && status < 400 {
+            self.learner.succeeded(bucket, now)
+        } else {
+            None
+        };
+        if let Some(q) = changed {
+            self.handles.learned(&g.id, &q);
+        }
+        let Some(reported) = remaining else {
             return Ok(());
         };
         if reported >= plan.local_remaining.load(Ordering::Relaxed) {
             return Ok(());
         }
-        if let (Some(g), Some(k)) = (plan.groups.first(), plan.keys.first()) {
-            self.store.align(k, &g.quota, reported).await?;
-            self.handles.aligned(&g.id);
-        }
+        self.store.align(k, &quota, reported).await?;
+        self.handles.aligned(&g.id);
         Ok(())
     }
 
@@ -97,7 +127,7 @@ impl Inner {
             .filter_map(|&i| self.definition.groups.get(i))
             .collect();
         let sid = self.service.as_str();
-        let keys = groups
+        let keys: Vec<String> = groups
             .iter()
             .map(|g| match g.split(operation, &op_path, None) {
                 Some(part) => bucket_key("apistend:client", &self.account, &[sid, &g.id, &part]),
@@ -109,19 +139,38 @@ impl Inner {
             .map(|g| ceiling(&self.config, g))
             .max()
             .unwrap_or(self.config.max_wait);
-        let first_interval = groups
-            .first()
-            .map_or(Duration::from_secs(1), |g| g.quota.interval());
-        Plan {
+        let first = groups.first().map(|g| g.quota);
+        let plan = Plan {
             groups,
             keys,
+            first: std::sync::Mutex::new(first),
             ceiling,
-            first_interval,
             // The operation's weight as its definition gives it (MoySklad's 4): what the server
             // takes per request.
             weight: operation.map_or(1, |o| o.weight),
             local_remaining: std::sync::atomic::AtomicU32::new(u32::MAX),
+        };
+        self.refresh(&plan);
+        plan
+    }
+
+    /// The first (most specific) group's quota as it is enforced now — the catalog's, or the
+    /// one learned from the server's answers, which the headers report on — kept in `plan` for
+    /// what follows the acquisition. Read again before each try: a call may wait for seconds
+    /// while the learner narrows the rate.
+    fn refresh(&self, plan: &Plan<'_>) -> Option<Quota> {
+        let (g, k) = (plan.groups.first()?, plan.keys.first()?);
+        let bucket = Bucket {
+            key: k,
+            group: &g.id,
+            catalog: g.quota,
+        };
+        let (quota, expired) = self.learner.quota(bucket, Instant::now());
+        if expired {
+            self.handles.learned(&g.id, &quota);
         }
+        *plan.first.lock().unwrap_or_else(PoisonError::into_inner) = Some(quota);
+        Some(quota)
     }
 
     /// Takes a token from every group of `plan`, waiting up to its ceiling (and `deadline`) in
@@ -140,18 +189,21 @@ impl Inner {
         let start = Instant::now();
         loop {
             let mut wait = None;
+            let first = c.refresh(plan);
             for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
+                let quota = &first.filter(|_| i == 0).unwrap_or(g.quota);
                 // Only a token that has been there for the margin is taken: see `margin`.
-                let margin = margin(&g.quota, c.latency_ceiling());
-                let n = plan.weight.min(g.quota.burst());
-                let d = c.store.acquire_settled(k, &g.quota, n, margin).await?;
+                let margin = margin(quota, c.latency_ceiling());
+                let n = plan.weight.min(quota.burst());
+                let d = c.store.acquire_settled(k, quota, n, margin).await?;
                 if i == 0 && d.allowed {
                     plan.local_remaining.store(d.remaining, Ordering::Relaxed);
                 }
                 if !d.allowed {
-                    for (g, k) in groups.iter().zip(keys).take(i) {
+                    for (j, (g, k)) in groups.iter().zip(keys).enumerate().take(i) {
+                        let quota = &first.filter(|_| j == 0).unwrap_or(g.quota);
                         c.store
-                            .refund(k, &g.quota, plan.weight.min(g.quota.burst()))
+                            .refund(k, quota, plan.weight.min(quota.burst()))
                             .await?;
                     }
                     wait = Some((d.retry_after, *g));
@@ -202,16 +254,39 @@ impl Inner {
         let sid = self.service.as_str();
         inc(&self.counters.server_rate_limits);
         let hint = server_hint(headers, SystemTime::now()).unwrap_or_default();
+        let first_interval = plan
+            .quota(0)
+            .map_or(Duration::from_secs(1), |q| q.interval());
         let pause = hint
-            .max(plan.first_interval)
+            .max(first_interval)
             .max(backoff(self.config.retry_base, attempt))
             .min(plan.ceiling);
-        for (g, k) in plan.groups.iter().zip(&plan.keys) {
+        // The rate narrows (AIMD); where the service reports tokens left, the rejection is also
+        // the evidence that lets the learner measure the server's rate from the reports.
+        let from = if self.definition().reports(RateValue::Remaining) {
+            LearnedFrom::Headers
+        } else {
+            LearnedFrom::Rejections
+        };
+        if let (Some(g), Some(k), Some(sent)) =
+            (plan.groups.first(), plan.keys.first(), plan.quota(0))
+        {
+            let bucket = Bucket {
+                key: k,
+                group: &g.id,
+                catalog: g.quota,
+            };
+            if let Some(q) = self.learner.rejected(bucket, sent, Instant::now(), from) {
+                self.handles.learned(&g.id, &q);
+            }
+        }
+        for (i, (g, k)) in plan.groups.iter().zip(&plan.keys).enumerate() {
+            let quota = &plan.quota(i).unwrap_or(g.quota);
             let h = self.handles.group(&g.id);
             if let Some(h) = h {
                 h.unexpected_429.increment(1);
             }
-            self.store.penalize(k, &g.quota, pause).await?;
+            self.store.penalize(k, quota, pause).await?;
             inc(&self.counters.penalties);
             if let Some(h) = h {
                 h.penalties.increment(1);
@@ -227,12 +302,25 @@ impl Inner {
 pub(crate) struct Plan<'a> {
     pub(crate) groups: Vec<&'a LimitGroup>,
     pub(crate) keys: Vec<String>,
+    /// The first group's quota as last acquired under (the catalog's, or one learned from the
+    /// server); the others' are the catalog's.
+    first: std::sync::Mutex<Option<Quota>>,
     pub(crate) ceiling: Duration,
-    pub(crate) first_interval: Duration,
     pub(crate) weight: u32,
     /// Tokens the first group's bucket held after this call's last acquisition (`u32::MAX`
     /// before one): a server reporting fewer is believed ([`Inner::observe`]).
     pub(crate) local_remaining: std::sync::atomic::AtomicU32,
+}
+
+impl Plan<'_> {
+    /// Group `i`'s quota as this call last acquired under it.
+    pub(crate) fn quota(&self, i: usize) -> Option<Quota> {
+        if i == 0 {
+            *self.first.lock().unwrap_or_else(PoisonError::into_inner)
+        } else {
+            self.groups.get(i).map(|g| g.quota)
+        }
+    }
 }
 
 /// How long a token must have been available before it is taken: the recent latency ceiling,

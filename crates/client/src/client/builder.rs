@@ -10,6 +10,7 @@ use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
 use super::{Client, Inner};
 use crate::config::ClientConfig;
 use crate::error::ClientError;
+use crate::learn::Learner;
 use crate::metrics::{Counters, Handles};
 
 /// Builds a [`Client`].
@@ -187,11 +188,12 @@ impl ClientBuilder {
                 query: self.query,
                 catalog,
                 definition,
-                config,
                 http,
                 counters: Counters::default(),
+                learner: Learner::new(config.learned_ttl),
                 operating_reset: Mutex::new(HashMap::new()),
                 latency_ceiling_us: AtomicU64::new(0),
+                config,
             }),
         })
     }

@@ -20,6 +20,7 @@ use apistend_catalog::{Catalog, Method, ServiceId};
 use apistend_limiter::{Quota, Store};
 
 use crate::config::ClientConfig;
+use crate::learn::{LearnedQuota, Learner};
 use crate::metrics::{Counters, Handles, Stats};
 
 pub(crate) use budget::backoff;
@@ -42,6 +43,8 @@ pub(crate) struct Inner {
     config: ClientConfig,
     http: reqwest::Client,
     counters: Counters,
+    /// The quotas learned from the server's answers (see [`crate::learn`]).
+    learner: Learner,
     /// The metric handles of this account's groups.
     handles: Handles,
     /// Bitrix24: when each method's operating-time budget frees up (from the `time` blocks).
@@ -116,8 +119,14 @@ impl Client {
         self.request(Method::Post, path)
     }
 
-    /// The quota of the operation's own (most specific) limit group, as this client enforces it.
+    /// The quota of the operation's own (most specific) limit group, as the client's catalog
+    /// has it.
     pub fn quota_of(&self, method: Method, path: &str) -> Option<Quota> {
+        self.group_of(method, path).map(|g| g.quota)
+    }
+
+    /// The operation's own (most specific) limit group, as the client's catalog has it.
+    pub fn group_of(&self, method: Method, path: &str) -> Option<&apistend_catalog::LimitGroup> {
         let c = &self.inner;
         let r = c.catalog.resolve(
             c.service,
@@ -125,10 +134,7 @@ impl Client {
             &operation_path(c.definition(), path),
             None,
         );
-        r?.groups
-            .first()
-            .and_then(|&i| c.definition.groups.get(i))
-            .map(|g| g.quota)
+        r?.groups.first().and_then(|&i| c.definition.groups.get(i))
     }
 
     /// This client's limiter as a tower layer, for an HTTP stack of your own: see
@@ -141,6 +147,20 @@ impl Client {
     /// [`RetryPolicy`](crate::RetryPolicy).
     pub fn retry_policy(&self) -> crate::RetryPolicy {
         crate::RetryPolicy::new(Arc::clone(&self.inner))
+    }
+
+    /// The quotas this client learned from the server's answers and enforces instead of the
+    /// catalog's, on the buckets where they hold now (empty when the catalog is right).
+    ///
+    /// ```no_run
+    /// # fn demo(client: &apistend_client::Client) {
+    /// for l in client.learned() {
+    ///     println!("{}: {:?} instead of {:?}", l.group, l.quota, l.catalog);
+    /// }
+    /// # }
+    /// ```
+    pub fn learned(&self) -> Vec<LearnedQuota> {
+        self.inner.learner.snapshot(std::time::Instant::now())
     }
 
     /// The client's counters.

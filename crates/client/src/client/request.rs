@@ -126,7 +126,7 @@ impl RequestBuilder<'_> {
                 }
             };
             // The server's report of the tokens left tightens the shared bucket.
-            c.observe(&plan, &headers).await?;
+            c.observe(&plan, status, &headers).await?;
             let json: Value = serde_json::from_slice(&body)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
             // The body's error code, where the service's errors carry one (Bitrix24's `error`).

@@ -110,7 +110,9 @@ pub(super) async fn list(
         .iter()
         .filter(|s| {
             needle.as_deref().is_none_or(|n| {
-                s.name.to_lowercase().contains(n) || s.id.to_lowercase().contains(n)
+                s.name.to_lowercase().contains(n)
+                    || s.id.to_lowercase().contains(n)
+                    || s.keys.iter().any(|k| k.to_lowercase() == n)
             })
         })
         .collect();

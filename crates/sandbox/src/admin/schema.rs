@@ -280,7 +280,8 @@ pub(super) struct ChaosBody {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(super) struct ListQuery {
-    /// Only sandboxes whose name or id contains this (case-insensitive).
+    /// Only sandboxes whose name or id contains this, or that hold it as a key
+    /// (case-insensitive).
     pub(super) q: Option<String>,
     /// Sandboxes to skip.
     #[serde(default, deserialize_with = "page::offset")]
