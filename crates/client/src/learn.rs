@@ -67,8 +67,8 @@ pub struct LearnedQuota {
     pub expires_in: Duration,
 }
 
-/// Tracks at most this many buckets; others keep the catalog's quota (memory stays bounded
-/// whatever keys a program uses).
+/// Tracks at most this many buckets (when full, those without a learned quota are dropped);
+/// beyond, buckets keep the catalog's quota: memory stays bounded whatever keys a program uses.
 const MAX_TRACKS: usize = 10_000;
 /// A series longer than this is pooled and a new one begun.
 const MAX_SERIES: Duration = Duration::from_secs(60);
@@ -158,7 +158,7 @@ impl Learner {
     }
 
     /// A rejection on `key` of a request the model allowed: the rate narrows, and the rate it
-    /// happened at becomes the ceiling. For a service that reports tokens left it is also the
+    /// was sent at becomes an upper bound. For a service that reports tokens left it is also the
     /// evidence without which no rate is measured (several processes on one account each see
     /// only their share of the admissions: their slope alone would say a correct catalog is too
     /// fast).
@@ -210,6 +210,10 @@ impl Learner {
     fn with_track(&self, b: Bucket<'_>, now: Instant, f: impl FnOnce(&mut Track)) -> Option<Quota> {
         let mut tracks = self.tracks();
         if !tracks.contains_key(b.key) {
+            if tracks.len() >= MAX_TRACKS {
+                // Make room: buckets that hold no learned quota keep only evidence.
+                tracks.retain(|_, t| t.learned.is_some_and(|l| l.until > now));
+            }
             if tracks.len() >= MAX_TRACKS {
                 return None;
             }

@@ -98,6 +98,12 @@ async fn the_sandbox_list_is_filtered_and_paged_on_the_server() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["shop-5", "shop-6"]);
+    // A key finds its sandbox (exactly, whatever its case): the demo key is the demo sandbox's.
+    let (_, total, v) = page("q=TEST-KEY").await;
+    assert_eq!(total, Some(1), "{v}");
+    assert_eq!(v[0]["keys"][0], "test-key");
+    let (_, total, _) = page("q=test-ke").await;
+    assert_eq!(total, Some(0), "a key matches whole, not by a part of it");
     let (status, _, v) = page("limit=many").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
     let (status, _, _) = page("sort=name").await;

@@ -65,9 +65,7 @@ impl Inner {
         status: u16,
         headers: &HeaderMap,
     ) -> Result<(), ClientError> {
-        let (Some(g), Some(k), Some(quota)) =
-            (plan.groups.first(), plan.keys.first(), plan.quota(0))
-        else {
+        let (Some(bucket), Some(quota)) = (plan.first_bucket(), plan.quota(0)) else {
             return Ok(());
         };
         let def = self.definition();
@@ -75,11 +73,6 @@ impl Inner {
         let remaining = def.reported(RateValue::Remaining, header);
         let limit = def.reported(RateValue::Limit, header);
         let now = Instant::now();
-        let bucket = Bucket {
-            key: k,
-            group: &g.id,
-            catalog: g.quota,
-        };
         let changed = if remaining.is_some() || limit.is_some() {
             let report = Report {
                 remaining,
@@ -93,7 +86,7 @@ impl Inner {
             None
         };
         if let Some(q) = changed {
-            self.handles.learned(&g.id, &q);
+            self.handles.learned(bucket.group, &q);
         }
         let Some(reported) = remaining else {
             return Ok(());
@@ -101,8 +94,8 @@ impl Inner {
         if reported >= plan.local_remaining.load(Ordering::Relaxed) {
             return Ok(());
         }
-        self.store.align(k, &quota, reported).await?;
-        self.handles.aligned(&g.id);
+        self.store.align(bucket.key, &quota, reported).await?;
+        self.handles.aligned(bucket.group);
         Ok(())
     }
 
@@ -159,15 +152,10 @@ impl Inner {
     /// what follows the acquisition. Read again before each try: a call may wait for seconds
     /// while the learner narrows the rate.
     fn refresh(&self, plan: &Plan<'_>) -> Option<Quota> {
-        let (g, k) = (plan.groups.first()?, plan.keys.first()?);
-        let bucket = Bucket {
-            key: k,
-            group: &g.id,
-            catalog: g.quota,
-        };
+        let bucket = plan.first_bucket()?;
         let (quota, expired) = self.learner.quota(bucket, Instant::now());
         if expired {
-            self.handles.learned(&g.id, &quota);
+            self.handles.learned(bucket.group, &quota);
         }
         *plan.first.lock().unwrap_or_else(PoisonError::into_inner) = Some(quota);
         Some(quota)
@@ -268,17 +256,10 @@ impl Inner {
         } else {
             LearnedFrom::Rejections
         };
-        if let (Some(g), Some(k), Some(sent)) =
-            (plan.groups.first(), plan.keys.first(), plan.quota(0))
+        if let (Some(bucket), Some(sent)) = (plan.first_bucket(), plan.quota(0))
+            && let Some(q) = self.learner.rejected(bucket, sent, Instant::now(), from)
         {
-            let bucket = Bucket {
-                key: k,
-                group: &g.id,
-                catalog: g.quota,
-            };
-            if let Some(q) = self.learner.rejected(bucket, sent, Instant::now(), from) {
-                self.handles.learned(&g.id, &q);
-            }
+            self.handles.learned(bucket.group, &q);
         }
         for (i, (g, k)) in plan.groups.iter().zip(&plan.keys).enumerate() {
             let quota = &plan.quota(i).unwrap_or(g.quota);
@@ -313,6 +294,16 @@ pub(crate) struct Plan<'a> {
 }
 
 impl Plan<'_> {
+    /// The first group's bucket, as the learner knows it.
+    fn first_bucket(&self) -> Option<Bucket<'_>> {
+        let (g, k) = (self.groups.first()?, self.keys.first()?);
+        Some(Bucket {
+            key: k,
+            group: &g.id,
+            catalog: g.quota,
+        })
+    }
+
     /// Group `i`'s quota as this call last acquired under it.
     pub(crate) fn quota(&self, i: usize) -> Option<Quota> {
         if i == 0 {

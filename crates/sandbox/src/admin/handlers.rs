@@ -112,7 +112,7 @@ pub(super) async fn list(
             needle.as_deref().is_none_or(|n| {
                 s.name.to_lowercase().contains(n)
                     || s.id.to_lowercase().contains(n)
-                    || s.keys.iter().any(|k| k.to_lowercase() == n)
+                    || s.keys.iter().any(|k| k.eq_ignore_ascii_case(n))
             })
         })
         .collect();
