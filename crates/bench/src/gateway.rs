@@ -251,54 +251,7 @@ fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
         .build()?;
     rt.block_on(async {
         let http = reqwest::Client::new();
-        let admin = |method: reqwest::Method, path: &str, body: Value| {
-            http.request(method, format!("{base}/api/v1{path}"))
-                .bearer_auth(token)
-                .json(&body)
-                .send()
-        };
-        let created: Value = admin(
-            reqwest::Method::POST,
-            "/sandboxes",
-            json!({"name": "bench"}),
-        )
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-        let id = created
-            .pointer("/id")
-            .and_then(Value::as_str)
-            .context("no sandbox id")?
-            .to_owned();
-        let key = created
-            .pointer("/keys/0")
-            .and_then(Value::as_str)
-            .context("no key")?
-            .to_owned();
-        for (group, limit) in [
-            (
-                ALLOWED.1,
-                json!({"burst": 1_000_000, "per_second": 1_000_000}),
-            ),
-            (REJECTED.1, json!({"burst": 1, "interval_ms": 3_600_000})),
-        ] {
-            admin(
-                reqwest::Method::PUT,
-                &format!("/sandboxes/{id}/limits/wb/{group}"),
-                limit,
-            )
-            .await?
-            .error_for_status()
-            .with_context(|| format!("setting the limit of {group}"))?;
-        }
-        admin(
-            reqwest::Method::PUT,
-            &format!("/sandboxes/{id}/settings"),
-            json!({"latency_ms": 0}),
-        )
-        .await?
-        .error_for_status()?;
+        let (_, key) = open_sandbox(&http, base, token, "bench").await?;
         let get = |path: &str| {
             http.get(format!("{base}{path}"))
                 .header("Authorization", &key)
@@ -311,6 +264,68 @@ fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
         ensure!(no == 429, "the rejected path answered {no}");
         Ok(key)
     })
+}
+
+/// Creates a sandbox named `name` with [`ALLOWED`]'s group opened wide, [`REJECTED`]'s closed
+/// to a token an hour and a default latency of 0; returns its id and first key.
+///
+/// # Errors
+/// When the management API refuses or cannot be reached.
+pub async fn open_sandbox(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    name: &str,
+) -> anyhow::Result<(String, String)> {
+    let admin = |method: reqwest::Method, path: String, body: Value| {
+        http.request(method, format!("{base}/api/v1{path}"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
+    let created: Value = admin(
+        reqwest::Method::POST,
+        "/sandboxes".into(),
+        json!({ "name": name }),
+    )
+    .await?
+    .error_for_status()?
+    .json()
+    .await?;
+    let id = created
+        .pointer("/id")
+        .and_then(Value::as_str)
+        .context("no sandbox id")?
+        .to_owned();
+    let key = created
+        .pointer("/keys/0")
+        .and_then(Value::as_str)
+        .context("no key")?
+        .to_owned();
+    for (group, limit) in [
+        (
+            ALLOWED.1,
+            json!({"burst": 1_000_000, "per_second": 1_000_000}),
+        ),
+        (REJECTED.1, json!({"burst": 1, "interval_ms": 3_600_000})),
+    ] {
+        admin(
+            reqwest::Method::PUT,
+            format!("/sandboxes/{id}/limits/wb/{group}"),
+            limit,
+        )
+        .await?
+        .error_for_status()
+        .with_context(|| format!("setting the limit of {group}"))?;
+    }
+    admin(
+        reqwest::Method::PUT,
+        format!("/sandboxes/{id}/settings"),
+        json!({"latency_ms": 0}),
+    )
+    .await?
+    .error_for_status()?;
+    Ok((id, key))
 }
 
 /// A `redis-server` for the Redis-backed run (testkit's: no persistence, a free port), moved

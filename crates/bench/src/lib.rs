@@ -6,5 +6,6 @@
 
 pub mod gateway;
 pub mod process;
+pub mod soak;
 pub mod stats;
 pub mod wrk;

@@ -137,11 +137,38 @@ impl Drop for Server {
 /// Peak resident set of a process in KiB (`VmHWM` of `/proc/PID/status`), where Linux says it.
 #[must_use]
 pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// Resident set of a process now, in KiB (`VmRSS`), where Linux says it.
+#[must_use]
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+fn status_kib(pid: u32, field: &str) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     text.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .split_whitespace()
         .next()?
         .parse()
         .ok()
+}
+
+/// The machine's CPU time so far, in clock ticks: (stolen by the hypervisor, all), from the
+/// `cpu` line of `/proc/stat`. On a shared VM the stolen share is noise no benchmark controls:
+/// reported beside the figures it disturbs.
+#[must_use]
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let steal = *fields.get(7)?;
+    Some((steal, fields.iter().take(8).sum()))
 }
