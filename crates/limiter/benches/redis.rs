@@ -38,13 +38,17 @@ fn redis_benchmark(server: &RedisServer, sha: &str, requests: u64) -> f64 {
             sha,
             "1",
             "bench:{__rand_int__}",
+            // now (Redis TIME), TTL slack; one item: acquire on one bucket (GCRA, burst, µs,
+            // tokens, margin).
+            "",
+            "1000",
             "a",
+            "1",
             "g",
             "1000000",
             "1",
             "1",
-            "",
-            "1000",
+            "0",
         ])
         .output()
         .expect("redis-benchmark runs (apt-get install redis-tools)");
@@ -76,7 +80,7 @@ fn bench(c: &mut Criterion) {
     });
     let quota = Quota::new(1_000_000, Duration::from_micros(1)).unwrap();
     rt.block_on(store.acquire("warm", &quota, 1)).unwrap();
-    let sha = server.cli(&["SCRIPT", "LOAD", include_str!("../src/limiter.lua")]);
+    let sha = server.cli(&["SCRIPT", "LOAD", include_str!("../src/redis/limiter.lua")]);
 
     let anchor = redis_benchmark(&server, &sha, 200_000);
     let store = Arc::new(store);

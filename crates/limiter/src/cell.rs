@@ -25,18 +25,37 @@ impl StateCell for AtomicU64 {
     }
 }
 
-/// Applies `op` atomically. A step that writes nothing (a denial, a peek) costs a single load.
+/// Applies `op` atomically; also tells the word before and after when it wrote one (for
+/// [`restore`]). A step that writes nothing (a denial, a peek) costs a single load.
 #[inline]
-pub(crate) fn update<C: StateCell>(cell: &C, now: Timestamp, quota: &Quota, op: Op) -> Decision {
+pub(crate) fn update<C: StateCell>(
+    cell: &C,
+    now: Timestamp,
+    quota: &Quota,
+    op: Op,
+) -> (Decision, Option<(u64, u64)>) {
     let mut current = cell.load();
     loop {
         let step = algo::step(current, now, quota, op);
         let Some(new) = step.write else {
-            return step.decision;
+            return (step.decision, None);
         };
         match cell.compare_exchange_weak(current, new) {
-            Ok(_) => return step.decision,
+            Ok(_) => return (step.decision, Some((current, new))),
             Err(actual) => current = actual,
+        }
+    }
+}
+
+/// Puts `before` back if the word still holds `after` (nobody decided on it since); `false`
+/// when it had moved on, and the caller must undo by an operation instead.
+pub(crate) fn restore<C: StateCell>(cell: &C, before: u64, after: u64) -> bool {
+    loop {
+        match cell.compare_exchange_weak(after, before) {
+            Ok(_) => return true,
+            // A weak exchange may fail spuriously while the word is unchanged.
+            Err(actual) if actual == after => {}
+            Err(_) => return false,
         }
     }
 }
@@ -72,7 +91,7 @@ mod shuttle_tests {
                         let (cell, admitted) = (cell.clone(), admitted.clone());
                         shuttle::thread::spawn(move || {
                             for _ in 0..2 {
-                                if update(&*cell, now, &quota, Op::Acquire(1)).allowed {
+                                if update(&*cell, now, &quota, Op::Acquire(1)).0.allowed {
                                     admitted.fetch_add(1, SO::SeqCst);
                                 }
                             }
@@ -105,7 +124,7 @@ mod shuttle_tests {
                 update(&*cell, now, &quota, Op::Penalize(500_000));
                 t.join().unwrap();
                 let later = now + 499_999;
-                assert!(!update(&*cell, later, &quota, Op::Peek).allowed);
+                assert!(!update(&*cell, later, &quota, Op::Peek).0.allowed);
             },
             2_000,
         );

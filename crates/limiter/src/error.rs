@@ -26,6 +26,9 @@ pub enum LimiterError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A request that draws from several buckets named none.
+    #[error("a request must draw from at least one bucket")]
+    NothingToDraw,
     /// The store could not be configured (a bad URL, say).
     #[error("invalid rate-limit store configuration: {0}")]
     Config(String),

@@ -32,6 +32,7 @@ mod algo;
 mod cell;
 mod clock;
 mod decision;
+mod draw;
 mod error;
 mod key;
 mod memory;
@@ -44,6 +45,7 @@ mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock, Timestamp};
 pub use decision::{Decision, RateLimited};
+pub use draw::{Draw, Drawn};
 pub use error::LimiterError;
 pub use key::bucket_key;
 pub use memory::MemoryStore;

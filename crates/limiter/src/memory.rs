@@ -11,6 +11,7 @@ use crate::algo::{self, Op};
 use crate::cell;
 use crate::clock::{Clock, SystemClock};
 use crate::decision::Decision;
+use crate::draw::{self, Draw, Drawn};
 use crate::error::LimiterError;
 use crate::metrics::{Outcome, Store, record_decision};
 use crate::quota::Quota;
@@ -186,15 +187,59 @@ impl<C: Clock> MemoryStore<C> {
     fn take(&self, key: &str, quota: &Quota, n: u32, op: Op) -> Result<Decision, LimiterError> {
         check_capacity(quota, n)?;
         let decision = self.apply(key, quota, op);
-        record_decision(
-            Store::Memory,
-            if decision.allowed {
-                Outcome::Allowed
-            } else {
-                Outcome::Denied
-            },
-        );
+        record_decision(Store::Memory, Outcome::of(decision.allowed));
         Ok(decision)
+    }
+
+    /// Takes each draw's tokens from its bucket if every bucket has them, else nothing: the
+    /// refusing bucket is reported. A bucket that gave before a later one refused gets its state
+    /// back as it was (or, if another caller decided on it meanwhile, its tokens refunded); such a
+    /// caller may have seen those tokens gone for that instant, where the Redis store decides all
+    /// of it in one script.
+    ///
+    /// ```
+    /// use apistend_limiter::{Draw, MemoryStore, Quota};
+    /// use std::time::Duration;
+    /// let store = MemoryStore::new();
+    /// let (wide, narrow) = (Quota::new(5, Duration::from_secs(1))?, Quota::new(1, Duration::from_secs(1))?);
+    /// let draws = [Draw::new("all", wide, 1), Draw::new("one", narrow, 1)];
+    /// assert_eq!(store.acquire_all(&draws)?.refused, None);
+    /// assert_eq!(store.acquire_all(&draws)?.refused, Some(1));
+    /// assert_eq!(store.peek("all", &wide).remaining, 4, "the refused draw took nothing");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`LimiterError::NothingToDraw`] for no draws; [`LimiterError::InsufficientCapacity`] when
+    /// a draw exceeds its burst (before anything is taken).
+    pub fn acquire_all(&self, draws: &[Draw<'_>]) -> Result<Drawn, LimiterError> {
+        draw::check(draws)?;
+        let mut first = None;
+        // At most a few groups per request: the writes to undo stay on the stack.
+        let mut written = [None; 8];
+        for (i, d) in draws.iter().enumerate() {
+            let (decision, write) = self.apply_traced(d.key, &d.quota, d.op());
+            if let Some(slot) = written.get_mut(i) {
+                *slot = write;
+            }
+            if !decision.allowed {
+                for (j, back) in draws.iter().enumerate().take(i) {
+                    let restored = written
+                        .get(j)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|w| self.restore(back.key, w));
+                    if !restored {
+                        self.apply(back.key, &back.quota, Op::Refund(back.tokens));
+                    }
+                }
+                record_decision(Store::Memory, Outcome::Denied);
+                return Ok(Drawn::refused(i, decision));
+            }
+            first.get_or_insert(decision);
+        }
+        record_decision(Store::Memory, Outcome::Allowed);
+        first.map(Drawn::taken).ok_or(LimiterError::NothingToDraw)
     }
 
     /// Takes `n` tokens if they have been there for at least `margin` (a bucket without state
@@ -314,6 +359,25 @@ impl<C: Clock> MemoryStore<C> {
 
     #[inline]
     pub(crate) fn apply(&self, key: &str, quota: &Quota, op: Op) -> Decision {
+        self.apply_traced(key, quota, op).0
+    }
+
+    /// Puts `key`'s word back to `before` if it still holds `after` (see [`cell::restore`]).
+    fn restore(&self, key: &str, (before, after): (u64, u64)) -> bool {
+        let hash = self.inner.hasher.hash_one(key.as_bytes());
+        let table = self
+            .shard(hash)
+            .table
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        table
+            .find(hash, |e| e.key.as_bytes() == key.as_bytes())
+            .is_some_and(|entry| cell::restore(&entry.state, before, after))
+    }
+
+    /// [`apply`](Self::apply), also telling the word before and after when it wrote one.
+    #[inline]
+    fn apply_traced(&self, key: &str, quota: &Quota, op: Op) -> (Decision, Option<(u64, u64)>) {
         let now = self.inner.clock.now();
         let hash = self.inner.hasher.hash_one(key.as_bytes());
         let shard = self.shard(hash);
@@ -325,7 +389,7 @@ impl<C: Clock> MemoryStore<C> {
         }
         let step = algo::step(0, now, quota, op);
         match step.write {
-            None | Some(0) => step.decision,
+            None | Some(0) => (step.decision, None),
             Some(_) => {
                 let mut table = shard.table.write().unwrap_or_else(PoisonError::into_inner);
                 if let Some(entry) = table.find(hash, |e| e.key.as_bytes() == key.as_bytes()) {

@@ -14,6 +14,16 @@ pub(crate) enum Outcome {
     Denied,
 }
 
+impl Outcome {
+    pub(crate) fn of(allowed: bool) -> Self {
+        if allowed {
+            Outcome::Allowed
+        } else {
+            Outcome::Denied
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Store {
     Memory,

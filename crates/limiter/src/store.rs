@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::decision::Decision;
+use crate::draw::{Draw, Drawn};
 use crate::error::LimiterError;
 use crate::memory::MemoryStore;
 use crate::quota::Quota;
@@ -118,6 +119,19 @@ impl Store {
             Store::Memory(s) => s.acquire(key, quota, n),
             #[cfg(feature = "redis")]
             Store::Redis(s) => Box::pin(s.acquire(key, quota, n)).await,
+        }
+    }
+
+    /// Every draw's tokens or none: see [`MemoryStore::acquire_all`] and
+    /// [`RedisStore::acquire_all`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire), and [`LimiterError::NothingToDraw`] for no draws.
+    pub async fn acquire_all(&self, draws: &[Draw<'_>]) -> Result<Drawn, LimiterError> {
+        match self {
+            Store::Memory(s) => s.acquire_all(draws),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.acquire_all(draws)).await,
         }
     }
 

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_limiter::{
-    Algorithm, Clock, FailurePolicy, ManualClock, MemoryStore, Quota, RedisConfig, RedisStore,
-    TimeSource,
+    Algorithm, Clock, Draw, Drawn, FailurePolicy, ManualClock, MemoryStore, Quota, RedisConfig,
+    RedisStore, TimeSource,
 };
 use apistend_testkit::RedisServer;
 use proptest::prelude::*;
@@ -121,13 +121,16 @@ proptest! {
     }
 }
 
-/// The Redis store, in client-time mode so the test controls time, against the same model: the
-/// Lua transcription and the Rust arithmetic must agree exactly.
-#[test]
-fn redis_store_matches_model() {
-    let Some(server) = RedisServer::start("redis_store_matches_model") else {
-        return;
-    };
+/// A runtime, a manual clock, a fail-closed Redis store on `server` reading that clock, and a
+/// runner of 48 cases.
+fn redis_in_client_time(
+    server: &RedisServer,
+) -> (
+    tokio::runtime::Runtime,
+    ManualClock,
+    RedisStore,
+    proptest::test_runner::TestRunner,
+) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -145,10 +148,21 @@ fn redis_store_matches_model() {
         )
         .unwrap()
     });
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+    let runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 48,
         ..ProptestConfig::default()
     });
+    (rt, clock, store, runner)
+}
+
+/// The Redis store, in client-time mode so the test controls time, against the same model: the
+/// Lua transcription and the Rust arithmetic must agree exactly.
+#[test]
+fn redis_store_matches_model() {
+    let Some(server) = RedisServer::start("redis_store_matches_model") else {
+        return;
+    };
+    let (rt, clock, store, mut runner) = redis_in_client_time(&server);
     runner
         .run(&case(), |c| {
             rt.block_on(async {
@@ -194,6 +208,136 @@ fn redis_store_matches_model() {
                         _ => continue,
                     };
                     check(&d, &r, &format!("(redis window) at step {i} ({op:?})"));
+                }
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A request drawing from several buckets: three buckets of their own quotas and algorithms, and
+/// steps that each draw `n` tokens (after `margin` µs settled) from a subset of them, in order.
+#[derive(Debug, Clone)]
+struct DrawCase {
+    buckets: Vec<(u32, u64, bool)>, // (burst, interval µs, fixed window)
+    steps: Vec<(u64, Vec<usize>, u32, u64)>, // (advance µs, buckets drawn, tokens, margin µs)
+}
+
+fn draw_case() -> impl Strategy<Value = DrawCase> {
+    let bucket = (
+        1u32..6,
+        prop_oneof![Just(1_000u64), Just(20_000), 1u64..50_000],
+        any::<bool>(),
+    );
+    proptest::collection::vec(bucket, 3).prop_flat_map(|buckets| {
+        let min_burst = buckets.iter().map(|b| b.0).min().unwrap_or(1);
+        let step = (
+            prop_oneof![2 => Just(0u64), 4 => 0u64..20_000, 1 => 0u64..200_000],
+            proptest::sample::subsequence(vec![0usize, 1, 2], 1..=3).prop_shuffle(),
+            1..=min_burst,
+            prop_oneof![3 => Just(0u64), 1 => 0u64..40_000],
+        );
+        proptest::collection::vec(step, 1..80).prop_map(move |steps| DrawCase {
+            buckets: buckets.clone(),
+            steps,
+        })
+    })
+}
+
+const DRAW_KEYS: [&str; 3] = ["d:{t}:one", "d:{t}:two", "d:{t}:three"];
+
+/// The model of a draw: each bucket in turn on a copy of the models; the copy is kept when every
+/// bucket gave, dropped at the first refusal.
+fn model_draw(
+    models: &mut (RefGcra, RefWindow),
+    c: &DrawCase,
+    drawn: &[usize],
+    now: u64,
+    n: u32,
+    m: u64,
+) -> (Option<usize>, RefDecision) {
+    let mut copy = models.clone();
+    let mut first = None;
+    for (i, &b) in drawn.iter().enumerate() {
+        let (burst, t, window) = c.buckets[b];
+        let r = if window {
+            copy.1.settled(DRAW_KEYS[b], now, burst, t, n, m)
+        } else {
+            copy.0
+                .apply(DRAW_KEYS[b], now, burst, t, RefOp::Settled(n, m))
+        };
+        if !r.allowed {
+            return (Some(i), r);
+        }
+        first.get_or_insert(r);
+    }
+    *models = copy;
+    (None, first.expect("at least one bucket"))
+}
+
+fn draws<'a>(c: &DrawCase, drawn: &[usize], n: u32, m: u64) -> Vec<Draw<'a>> {
+    drawn
+        .iter()
+        .map(|&b| {
+            let (burst, t, window) = c.buckets[b];
+            let q = Quota::new(burst, Duration::from_micros(t)).unwrap();
+            let q = if window {
+                q.with_algorithm(Algorithm::FixedWindow)
+            } else {
+                q
+            };
+            Draw::new(DRAW_KEYS[b], q, n).settled(Duration::from_micros(m))
+        })
+        .collect()
+}
+
+fn check_drawn(d: &Drawn, (refused, r): &(Option<usize>, RefDecision), ctx: &str) {
+    assert_eq!(d.refused, *refused, "refusing bucket differs {ctx}");
+    check(&d.decision, r, ctx);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A refused draw leaves every bucket as it was: the memory store undoes the buckets that
+    /// gave before the refusing one exactly.
+    #[test]
+    fn memory_draws_take_from_every_bucket_or_none(c in draw_case()) {
+        let clock = ManualClock::new();
+        let store = MemoryStore::with_clock(clock.clone());
+        let mut models = (RefGcra::default(), RefWindow::default());
+        for (i, (adv, drawn, n, m)) in c.steps.iter().enumerate() {
+            clock.advance_micros(*adv);
+            let expected = model_draw(&mut models, &c, drawn, clock.now(), *n, *m);
+            let d = store.acquire_all(&draws(&c, drawn, *n, *m)).unwrap();
+            check_drawn(&d, &expected, &format!("(memory) at step {i} ({drawn:?} n={n} m={m})"));
+        }
+    }
+}
+
+/// The same on Redis, where one script call decides the whole draw.
+#[test]
+fn redis_draws_take_from_every_bucket_or_none() {
+    let Some(server) = RedisServer::start("redis_draws_take_from_every_bucket_or_none") else {
+        return;
+    };
+    let (rt, clock, store, mut runner) = redis_in_client_time(&server);
+    runner
+        .run(&draw_case(), |c| {
+            rt.block_on(async {
+                for k in DRAW_KEYS {
+                    store.reset(k).await.unwrap();
+                }
+                let mut models = (RefGcra::default(), RefWindow::default());
+                for (i, (adv, drawn, n, m)) in c.steps.iter().enumerate() {
+                    clock.advance_micros(*adv);
+                    let expected = model_draw(&mut models, &c, drawn, clock.now(), *n, *m);
+                    let d = store.acquire_all(&draws(&c, drawn, *n, *m)).await.unwrap();
+                    check_drawn(
+                        &d,
+                        &expected,
+                        &format!("(redis) at step {i} ({drawn:?} n={n} m={m})"),
+                    );
                 }
             });
             Ok(())

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_limiter::{
-    Clock, FailurePolicy, LimiterError, ManualClock, Quota, RedisConfig, RedisStore, Store,
+    Clock, Draw, FailurePolicy, LimiterError, ManualClock, Quota, RedisConfig, RedisStore, Store,
     TimeSource, bucket_key,
 };
 use apistend_testkit::{RedisCluster, RedisServer};
@@ -269,4 +269,127 @@ async fn concurrency_slots_on_a_cluster() {
         return;
     };
     slots_are_shared_and_leases_run_out(&cluster.url()).await;
+}
+
+/// `cmdstat_evalsha`'s call count from `INFO commandstats`.
+fn evalsha_calls(server: &RedisServer) -> u64 {
+    let info = server.cli(&["INFO", "commandstats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Concurrent requests, each drawing from a wide and a narrow bucket, share script calls and
+/// still take exactly what the narrow bucket holds — from both buckets, nothing more. The store
+/// then serves a second runtime after the first is gone (its batching task starts again there).
+#[test]
+fn concurrent_draws_share_script_calls_and_take_all_or_nothing() {
+    let Some(server) = RedisServer::start("concurrent_draws_share_script_calls") else {
+        return;
+    };
+    let runtime = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let config = RedisConfig::from_url(&server.url())
+        .unwrap()
+        .with_failure_policy(FailurePolicy::FailClosed)
+        .with_timeout(Duration::from_secs(5));
+    let first = runtime();
+    let store = first.block_on(async { RedisStore::new(config).unwrap() });
+    let (wide, narrow) = (quota(1000, 3_600_000), quota(20, 3_600_000));
+    let before = evalsha_calls(&server);
+    const REQUESTS: usize = 400;
+    let allowed = first.block_on(async {
+        let tasks: Vec<_> = (0..REQUESTS)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let draws = [
+                        Draw::new("draw:{t}:wide", wide, 1),
+                        Draw::new("draw:{t}:narrow", narrow, 1),
+                    ];
+                    store.acquire_all(&draws).await.unwrap()
+                })
+            })
+            .collect();
+        let mut allowed = 0;
+        for t in tasks {
+            let drawn = t.await.unwrap();
+            match drawn.refused {
+                None => allowed += 1,
+                Some(i) => assert_eq!(i, 1, "only the narrow bucket refuses"),
+            }
+        }
+        allowed
+    });
+    let calls = evalsha_calls(&server) - before;
+    eprintln!("{REQUESTS} concurrent draws in {calls} script calls");
+    assert_eq!(allowed, 20, "the narrow bucket's burst, no more");
+    assert!(
+        calls < REQUESTS as u64,
+        "{calls} calls for {REQUESTS} draws: no batching"
+    );
+    drop(first);
+    let second = runtime();
+    second.block_on(async {
+        // The connection's driver died with the first runtime; the connection manager connects
+        // again after this first call fails (as it does after a Redis restart).
+        let _ = store.peek("draw:{t}:wide", &wide).await;
+        let left = store.peek("draw:{t}:wide", &wide).await.unwrap();
+        assert_eq!(
+            left.remaining, 980,
+            "refused draws took nothing from the wide bucket"
+        );
+        assert!(
+            !store
+                .acquire("draw:{t}:narrow", &narrow, 1)
+                .await
+                .unwrap()
+                .allowed
+        );
+    });
+}
+
+/// On a Cluster a draw is one call when its buckets share a tenant (a slot), and still all or
+/// nothing when they do not (one call per bucket, a refusal giving back what was taken).
+#[tokio::test]
+async fn cluster_draws_take_all_or_nothing_within_and_across_slots() {
+    let Some(cluster) = RedisCluster::start("cluster_draws_take_all_or_nothing") else {
+        return;
+    };
+    let store = RedisStore::new(
+        RedisConfig::from_url(&cluster.url())
+            .unwrap()
+            .with_failure_policy(FailurePolicy::FailClosed),
+    )
+    .unwrap();
+    let (wide, narrow) = (quota(10, 3_600_000), quota(1, 3_600_000));
+    for (wide_key, narrow_key) in [
+        (
+            bucket_key("apistend", "seller-1", &["all"]),
+            bucket_key("apistend", "seller-1", &["one"]),
+        ),
+        (
+            bucket_key("apistend", "seller-2", &["all"]),
+            bucket_key("apistend", "account-2", &["one"]),
+        ),
+    ] {
+        let draws = [
+            Draw::new(&wide_key, wide, 1),
+            Draw::new(&narrow_key, narrow, 1),
+        ];
+        assert_eq!(store.acquire_all(&draws).await.unwrap().refused, None);
+        assert_eq!(store.acquire_all(&draws).await.unwrap().refused, Some(1));
+        assert_eq!(
+            store.peek(&wide_key, &wide).await.unwrap().remaining,
+            9,
+            "{wide_key}"
+        );
+    }
 }

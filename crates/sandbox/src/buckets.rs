@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved, Service};
-use apistend_limiter::{Decision, LimiterError, Quota, Store, bucket_key};
+use apistend_limiter::{Decision, Draw, LimiterError, Quota, Store, bucket_key};
 
 use crate::tenants::{Principal, View};
 
@@ -138,8 +138,8 @@ pub(crate) struct Charge {
     pub(crate) quota: Quota,
 }
 
-/// Takes the operation's weight (one token unless its definition says more) from each group;
-/// if one refuses, gives back the others and reports it.
+/// Takes the operation's weight (one token unless its definition says more) from each group, all
+/// or nothing (one script call on Redis); if one refuses, reports it.
 pub(crate) async fn take(
     store: &Store,
     resolved: &Resolved<'_>,
@@ -147,38 +147,38 @@ pub(crate) async fn take(
     at: &Target<'_>,
 ) -> Result<Charge, LimiterError> {
     let weight = at.weight.max(1);
-    let mut first: Option<Charge> = None;
-    for (n, (k, q)) in buckets(resolved, owner, at).enumerate() {
-        let d = if weight > q.burst() {
-            // More than the bucket ever holds (a request with more items than the quota):
-            // refused, never an error.
-            let mut d = store.peek(&k, &q).await?;
-            d.allowed = false;
-            d.retry_after = d.retry_after.max(q.span());
-            d
-        } else {
-            store.acquire(&k, &q, weight).await?
-        };
-        if !d.allowed {
-            // Rare: the keys of the groups already charged are built again rather than kept.
-            for (k, q) in buckets(resolved, owner, at).take(n) {
-                store.refund(&k, &q, weight).await?;
-            }
-            return Ok(Charge {
-                decision: d,
-                quota: q,
-            });
-        }
-        first.get_or_insert(Charge {
+    let buckets: Vec<(String, Quota)> = buckets(resolved, owner, at).collect();
+    if let Some((k, q)) = buckets.iter().find(|(_, q)| weight > q.burst()) {
+        // More than the bucket ever holds (a request with more items than the quota): refused,
+        // never an error, and nothing taken.
+        let mut d = store.peek(k, q).await?;
+        d.allowed = false;
+        d.retry_after = d.retry_after.max(q.span());
+        return Ok(Charge {
             decision: d,
-            quota: q,
+            quota: *q,
         });
     }
-    first.ok_or_else(|| {
-        LimiterError::Config(format!(
-            "{} has no limit group for this request",
-            resolved.service.id
-        ))
+    let draws: Vec<Draw<'_>> = buckets
+        .iter()
+        .map(|(k, q)| Draw::new(k, *q, weight))
+        .collect();
+    let drawn = match store.acquire_all(&draws).await {
+        Err(LimiterError::NothingToDraw) => {
+            return Err(LimiterError::Config(format!(
+                "{} has no limit group for this request",
+                resolved.service.id
+            )));
+        }
+        other => other?,
+    };
+    let quota = draws
+        .get(drawn.refused.unwrap_or(0))
+        .map(|d| d.quota)
+        .ok_or(LimiterError::NothingToDraw)?;
+    Ok(Charge {
+        decision: drawn.decision,
+        quota,
     })
 }
 

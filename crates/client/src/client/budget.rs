@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apistend_catalog::{LimitGroup, Method, RateValue};
-use apistend_limiter::{Quota, bucket_key};
+use apistend_limiter::{Draw, Quota, bucket_key};
 use http::HeaderMap;
 
 use super::Inner;
@@ -165,8 +165,7 @@ impl Inner {
     /// all; returns the time waited.
     ///
     /// # Cancel safety
-    /// Dropping the future while it waits takes nothing (tokens taken from the first groups are
-    /// given back before each wait).
+    /// Dropping the future while it waits takes nothing (a refused draw takes from no group).
     pub(crate) async fn acquire(
         &self,
         plan: &Plan<'_>,
@@ -176,28 +175,32 @@ impl Inner {
         let (groups, keys, ceiling) = (&plan.groups, &plan.keys, plan.ceiling);
         let start = Instant::now();
         loop {
-            let mut wait = None;
             let first = c.refresh(plan);
-            for (i, (g, k)) in groups.iter().zip(keys).enumerate() {
-                let quota = &first.filter(|_| i == 0).unwrap_or(g.quota);
-                // Only a token that has been there for the margin is taken: see `margin`.
-                let margin = margin(quota, c.latency_ceiling());
-                let n = plan.weight.min(quota.burst());
-                let d = c.store.acquire_settled(k, quota, n, margin).await?;
-                if i == 0 && d.allowed {
-                    plan.local_remaining.store(d.remaining, Ordering::Relaxed);
-                }
-                if !d.allowed {
-                    for (j, (g, k)) in groups.iter().zip(keys).enumerate().take(i) {
-                        let quota = &first.filter(|_| j == 0).unwrap_or(g.quota);
-                        c.store
-                            .refund(k, quota, plan.weight.min(quota.burst()))
-                            .await?;
+            // All groups or none; only a token that has been there for the margin is taken: see
+            // `margin`.
+            let draws: Vec<Draw<'_>> = groups
+                .iter()
+                .zip(keys)
+                .enumerate()
+                .map(|(i, (g, k))| {
+                    let q = first.filter(|_| i == 0).unwrap_or(g.quota);
+                    Draw::new(k, q, plan.weight.min(q.burst()))
+                        .settled(margin(&q, c.latency_ceiling()))
+                })
+                .collect();
+            let wait = if draws.is_empty() {
+                None
+            } else {
+                let drawn = c.store.acquire_all(&draws).await?;
+                match drawn.refused {
+                    None => {
+                        plan.local_remaining
+                            .store(drawn.decision.remaining, Ordering::Relaxed);
+                        None
                     }
-                    wait = Some((d.retry_after, *g));
-                    break;
+                    Some(i) => groups.get(i).map(|g| (drawn.decision.retry_after, *g)),
                 }
-            }
+            };
             let Some((wait, group)) = wait else {
                 let waited = start.elapsed();
                 inc(&c.counters.acquisitions);

@@ -30,7 +30,7 @@ pub struct RefDecision {
 }
 
 /// GCRA as docs/architecture.md states it: one TAT per key.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct RefGcra {
     tat: HashMap<String, i128>,
 }
@@ -121,7 +121,7 @@ impl RefGcra {
 
 /// A fixed window of `burst` per `burst × t` that opens (at millisecond granularity) with the first
 /// request — the decision record's INCR + PEXPIRE.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct RefWindow {
     windows: HashMap<String, (u64, u64)>, // key -> (end_ms, count)
 }

@@ -1,5 +1,8 @@
-//! The Redis store: one Lua script, one `EVALSHA` per decision, standalone or Cluster, with a
-//! local fallback when Redis cannot answer.
+//! The Redis store: one Lua script, standalone or Cluster, with a local fallback when Redis cannot
+//! answer. A request's decision is one script call whatever the number of its buckets; on a
+//! standalone Redis, concurrent requests share calls (`batch`).
+
+mod batch;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -9,10 +12,10 @@ use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncCommands, Script};
 
-use crate::Algorithm;
 use crate::algo::Op;
 use crate::clock::{Clock, SystemClock};
 use crate::decision::Decision;
+use crate::draw::{self, Draw, Drawn};
 use crate::error::LimiterError;
 use crate::memory::{MemoryStore, check_capacity, micros};
 use crate::metrics::{
@@ -20,6 +23,7 @@ use crate::metrics::{
 };
 use crate::quota::Quota;
 use crate::slots::{Lease, Slots};
+use batch::{Batcher, Caller, Item, Reply};
 
 const STORE: &str = "redis";
 
@@ -170,7 +174,10 @@ enum Target {
 
 struct Inner {
     config: RedisConfig,
-    script: Script,
+    script: Arc<Script>,
+    /// The standalone server's shared calls (a Cluster routes each call to one slot instead).
+    batcher: Option<Batcher>,
+    slack_ms: Arc<str>,
     slots: Script,
     target: Target,
     conn: RwLock<Option<Conn>>,
@@ -184,8 +191,11 @@ struct Inner {
 
 /// Buckets in Redis, shared by every process that uses the same Redis.
 ///
-/// Each decision is one `EVALSHA` of one script on one key (the script is loaded again after a
-/// `SCRIPT FLUSH` or a restart), so a Redis Cluster routes it to the key's slot. Connections are
+/// Each decision is one `EVALSHA` of one script (loaded again after a `SCRIPT FLUSH` or a restart),
+/// whatever the number of buckets a request draws from ([`acquire_all`](Self::acquire_all)); a
+/// Cluster routes it to the buckets' slot (one tenant's buckets share it, see
+/// [`bucket_key`](crate::bucket_key)). On a standalone Redis the decisions of concurrent callers
+/// go out together, up to 64 in one call, while earlier calls are in flight. Connections are
 /// multiplexed and come back by themselves after Redis restarts; meanwhile the
 /// [`FailurePolicy`] decides.
 ///
@@ -251,9 +261,25 @@ impl RedisStore {
             TimeSource::Client(clock) => Arc::clone(clock),
             TimeSource::Server => Arc::new(SystemClock::new()),
         };
+        let script = Arc::new(Script::new(include_str!("limiter.lua")));
+        let slack_ms: Arc<str> = config.ttl_slack.as_millis().to_string().into();
+        let batcher = match &conn {
+            Some(Conn::Single(manager)) => Some(Batcher::new(Caller {
+                conn: manager.clone(),
+                script: Arc::clone(&script),
+                now: match &config.time {
+                    TimeSource::Server => None,
+                    TimeSource::Client(clock) => Some(Arc::clone(clock)),
+                },
+                slack_ms: Arc::clone(&slack_ms),
+            })),
+            _ => None,
+        };
         Ok(Self {
             inner: Arc::new(Inner {
-                script: Script::new(include_str!("limiter.lua")),
+                script,
+                batcher,
+                slack_ms,
                 slots: Script::new(include_str!("slots.lua")),
                 target,
                 conn: RwLock::new(conn),
@@ -286,6 +312,78 @@ impl RedisStore {
         self.take(key, quota, n, Op::Acquire(n)).await
     }
 
+    /// Takes each draw's tokens from its bucket if every bucket has them, else nothing (see
+    /// [`MemoryStore::acquire_all`]): one script call decides it all, atomically. On a Cluster the
+    /// buckets must share a slot to go in one call (one tenant's do); buckets of several tenants
+    /// are drawn one call each, a later refusal giving back what the earlier ones took.
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire), and [`LimiterError::NothingToDraw`] for no draws.
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    pub async fn acquire_all(&self, draws: &[Draw<'_>]) -> Result<Drawn, LimiterError> {
+        draw::check(draws)?;
+        let Some(first) = draws.first() else {
+            return Err(LimiterError::NothingToDraw);
+        };
+        let full: Vec<String> = draws.iter().map(|d| self.full_key(d.key)).collect();
+        let drawn = if self.inner.config.cluster && !one_slot(&full) {
+            self.acquire_each(draws).await?
+        } else {
+            // One op for the item: settled if any draw has a margin (with none it is an acquire).
+            let op = draws
+                .iter()
+                .map(Draw::op)
+                .find(|o| matches!(o, Op::Settled(..)))
+                .unwrap_or_else(|| first.op());
+            let item = Item::new(
+                op,
+                full.iter()
+                    .zip(draws)
+                    .map(|(k, d)| (k.clone(), d.quota, d.op())),
+            );
+            match self.decide(item).await {
+                Ok((i, reply)) => {
+                    self.answered();
+                    let decision = decision(&draws.get(i).unwrap_or(first).quota, reply);
+                    if decision.allowed {
+                        Drawn::taken(decision)
+                    } else {
+                        Drawn::refused(i, decision)
+                    }
+                }
+                Err(err) => {
+                    let local: Vec<Draw<'_>> = full
+                        .iter()
+                        .zip(draws)
+                        .map(|(k, d)| Draw { key: k, ..*d })
+                        .collect();
+                    self.fail(err, || self.inner.fallback.acquire_all(&local))??
+                }
+            }
+        };
+        record_decision(MetricStore::Redis, Outcome::of(drawn.refused.is_none()));
+        Ok(drawn)
+    }
+
+    /// Buckets on different Cluster slots, one call each; a later refusal gives back what the
+    /// earlier ones took.
+    async fn acquire_each(&self, draws: &[Draw<'_>]) -> Result<Drawn, LimiterError> {
+        let mut first = None;
+        for (i, d) in draws.iter().enumerate() {
+            let decision = self.run(d.key, &d.quota, d.op()).await?;
+            if !decision.allowed {
+                for back in draws.iter().take(i) {
+                    self.refund(back.key, &back.quota, back.tokens).await?;
+                }
+                return Ok(Drawn::refused(i, decision));
+            }
+            first.get_or_insert(decision);
+        }
+        first.map(Drawn::taken).ok_or(LimiterError::NothingToDraw)
+    }
+
     /// `acquire` and `acquire_settled`: checked, run, counted.
     async fn take(
         &self,
@@ -296,14 +394,7 @@ impl RedisStore {
     ) -> Result<Decision, LimiterError> {
         check_capacity(quota, n)?;
         let decision = self.run(key, quota, op).await?;
-        record_decision(
-            MetricStore::Redis,
-            if decision.allowed {
-                Outcome::Allowed
-            } else {
-                Outcome::Denied
-            },
-        );
+        record_decision(MetricStore::Redis, Outcome::of(decision.allowed));
         Ok(decision)
     }
 
@@ -541,80 +632,70 @@ impl RedisStore {
                 self.answered();
                 Ok(decision)
             }
-            Err(err) => {
-                record_store_error(STORE, error_kind(&err));
-                match self.inner.config.failure {
-                    FailurePolicy::FailClosed => Err(err),
-                    FailurePolicy::FailOpen => {
-                        if !self.inner.degraded.swap(true, Ordering::Relaxed) {
-                            tracing::warn!(error = %err, "Redis cannot answer; deciding with the local fallback store until it is back");
-                        }
-                        record_fallback(STORE);
-                        self.inner
-                            .fallback_decisions
-                            .fetch_add(1, Ordering::Relaxed);
-                        Ok(self.inner.fallback.apply(&full, quota, op))
-                    }
+            Err(err) => self.fail(err, || self.inner.fallback.apply(&full, quota, op)),
+        }
+    }
+
+    /// Redis could not decide: the error when the policy is fail-closed, else `local`'s decision.
+    fn fail<T>(&self, err: LimiterError, local: impl FnOnce() -> T) -> Result<T, LimiterError> {
+        record_store_error(STORE, error_kind(&err));
+        match self.inner.config.failure {
+            FailurePolicy::FailClosed => Err(err),
+            FailurePolicy::FailOpen => {
+                if !self.inner.degraded.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(error = %err, "Redis cannot answer; deciding with the local fallback store until it is back");
                 }
+                record_fallback(STORE);
+                self.inner
+                    .fallback_decisions
+                    .fetch_add(1, Ordering::Relaxed);
+                Ok(local())
             }
         }
     }
 
     async fn eval(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
-        let (code, arg, margin) = match op {
-            Op::Acquire(0) | Op::Peek => ("p", 0, 0),
-            Op::Acquire(n) => ("a", u64::from(n), 0),
-            Op::Settled(n, m) => ("s", u64::from(n), m),
-            Op::Penalize(d) => ("x", d, 0),
-            Op::Refund(n) => ("r", u64::from(n), 0),
-            Op::Align(r) => ("l", u64::from(r), 0),
+        let item = Item::new(op, [(key.to_owned(), *quota, op)]);
+        let (_, reply) = self.decide(item).await?;
+        Ok(decision(quota, reply))
+    }
+
+    /// One item decided by Redis: in the next shared call on a standalone server, in its own on a
+    /// Cluster; within the timeout either way.
+    async fn decide(&self, item: Item) -> Result<Reply, LimiterError> {
+        let timeout = self.inner.config.timeout;
+        let fut = async {
+            if let Some(batcher) = &self.inner.batcher {
+                return batcher.decide(item).await.map_err(store_error);
+            }
+            let mut conn = self.conn().await?;
+            let now = self.now_arg();
+            let replies = match &mut conn {
+                Conn::Single(c) => {
+                    batch::call(c, &self.inner.script, &[&item], &now, &self.inner.slack_ms).await
+                }
+                Conn::Cluster(c) => {
+                    batch::call(c, &self.inner.script, &[&item], &now, &self.inner.slack_ms).await
+                }
+            };
+            replies
+                .map_err(store_error)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| store_error(not_connected()))
         };
-        let algo = match quota.algorithm() {
-            Algorithm::Gcra => "g",
-            Algorithm::FixedWindow => "f",
-        };
-        let now = match &self.inner.config.time {
+        match tokio::time::timeout(timeout, fut).await {
+            Ok(result) => result,
+            Err(_) => Err(store_error(timeout_error())),
+        }
+    }
+
+    /// The script's `now`: empty for Redis `TIME`, else the caller's clock.
+    fn now_arg(&self) -> String {
+        match &self.inner.config.time {
             TimeSource::Server => String::new(),
             TimeSource::Client(clock) => clock.now().to_string(),
-        };
-        let slack_ms = self.inner.config.ttl_slack.as_millis().to_string();
-        let mut conn = self.conn().await?;
-        let mut invocation = self.inner.script.key(key);
-        invocation
-            .arg(code)
-            .arg(algo)
-            .arg(quota.burst())
-            .arg(quota.interval_micros())
-            .arg(arg)
-            .arg(now)
-            .arg(slack_ms)
-            .arg(margin);
-        let fut = async {
-            match &mut conn {
-                Conn::Single(c) => invocation.invoke_async::<Vec<i64>>(c).await,
-                Conn::Cluster(c) => invocation.invoke_async::<Vec<i64>>(c).await,
-            }
-        };
-        let reply = match tokio::time::timeout(self.inner.config.timeout, fut).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(e)) => return Err(store_error(e)),
-            Err(_) => return Err(store_error(timeout_error())),
-        };
-        let [allowed, remaining, retry, reset] = reply.as_slice() else {
-            return Err(store_error(redis::RedisError::from((
-                redis::ErrorKind::Client,
-                "unexpected reply from the rate-limit script",
-                format!("{reply:?}"),
-            ))));
-        };
-        let u = |v: &i64| u64::try_from(*v).unwrap_or(0);
-        Ok(Decision::from_micros(
-            *allowed == 1,
-            quota.burst(),
-            u(remaining),
-            u(retry),
-            u(reset),
-        ))
+        }
     }
 
     async fn conn(&self) -> Result<Conn, LimiterError> {
@@ -671,6 +752,35 @@ impl RedisStore {
             }
         }
     }
+}
+
+/// The decision the script reported for a bucket of `quota`.
+fn decision(quota: &Quota, [allowed, remaining, retry, reset]: [i64; 4]) -> Decision {
+    let u = |v: i64| u64::try_from(v).unwrap_or(0);
+    Decision::from_micros(
+        allowed == 1,
+        quota.burst(),
+        u(remaining),
+        u(retry),
+        u(reset),
+    )
+}
+
+/// Whether every key hashes to one Cluster slot: the same hash tag (the part between the first
+/// `{` and the next `}`, when not empty), or the same key.
+fn one_slot(keys: &[String]) -> bool {
+    fn tag(key: &str) -> &str {
+        key.find('{')
+            .and_then(|open| {
+                let rest = key.get(open + 1..)?;
+                let close = rest.find('}')?;
+                rest.get(..close).filter(|t| !t.is_empty())
+            })
+            .unwrap_or(key)
+    }
+    let mut tags = keys.iter().map(|k| tag(k));
+    let first = tags.next();
+    tags.all(|t| Some(t) == first)
 }
 
 fn store_error(e: redis::RedisError) -> LimiterError {

@@ -1,0 +1,235 @@
+//! The decisions of concurrent callers in one script call: on a standalone Redis, every item that
+//! arrives while earlier calls are in flight goes into the next call. The per-call cost in Redis
+//! (parsing, the script's set-up, `TIME`, the reply) is then paid once per batch, not per request,
+//! which is what lets a Redis that shares the sandbox's core keep up with it.
+//!
+//! A Cluster gets no batches: the items of concurrent callers live on different slots.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use redis::aio::ConnectionManager;
+use redis::{RedisError, RedisResult, Script};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use crate::Algorithm;
+use crate::algo::Op;
+use crate::quota::Quota;
+
+/// Items in one call at most (a bound on the call's size and the script's running time, during
+/// which Redis serves nothing else).
+const MAX_ITEMS: usize = 64;
+/// Calls in flight at once: more would only shrink the batches, since the multiplexed connection
+/// already keeps Redis busy.
+const IN_FLIGHT: usize = 2;
+/// Items waiting for a call: callers beyond it wait to enqueue (their own timeout still runs).
+const QUEUE: usize = 4096;
+
+/// One bucket of an item, in the script's terms.
+#[derive(Debug, Clone)]
+pub(super) struct Bucket {
+    /// The full key (prefix included).
+    pub(super) key: String,
+    algo: &'static str,
+    burst: u32,
+    interval: u64,
+    arg: u64,
+    margin: u64,
+}
+
+/// One operation on one or more buckets (all or nothing when it takes).
+#[derive(Debug, Clone)]
+pub(super) struct Item {
+    op: &'static str,
+    pub(super) buckets: Vec<Bucket>,
+}
+
+impl Item {
+    /// `op` on each of `buckets` (full keys with their quotas). A taking op applies to all of
+    /// them or none; its arguments (tokens, margin) are per bucket.
+    pub(super) fn new(op: Op, buckets: impl IntoIterator<Item = (String, Quota, Op)>) -> Self {
+        let code = match op {
+            Op::Acquire(0) | Op::Peek => "p",
+            Op::Acquire(_) => "a",
+            Op::Settled(..) => "s",
+            Op::Penalize(_) => "x",
+            Op::Refund(_) => "r",
+            Op::Align(_) => "l",
+        };
+        let buckets = buckets
+            .into_iter()
+            .map(|(key, quota, op)| {
+                let (arg, margin) = match op {
+                    Op::Acquire(n) | Op::Refund(n) | Op::Align(n) => (u64::from(n), 0),
+                    Op::Settled(n, m) => (u64::from(n), m),
+                    Op::Penalize(d) => (d, 0),
+                    Op::Peek => (0, 0),
+                };
+                Bucket {
+                    key,
+                    algo: match quota.algorithm() {
+                        Algorithm::Gcra => "g",
+                        Algorithm::FixedWindow => "f",
+                    },
+                    burst: quota.burst(),
+                    interval: quota.interval_micros(),
+                    arg,
+                    margin,
+                }
+            })
+            .collect();
+        Self { op: code, buckets }
+    }
+}
+
+/// The script's answer to one item: which bucket (0-based) and its
+/// `[allowed, remaining, retry_us, reset_us]`.
+pub(super) type Reply = (usize, [i64; 4]);
+
+/// One script call for `items`, `now` being the caller's clock (`""`: Redis `TIME`).
+pub(super) async fn call(
+    conn: &mut impl redis::aio::ConnectionLike,
+    script: &Script,
+    items: &[&Item],
+    now: &str,
+    slack_ms: &str,
+) -> RedisResult<Vec<Reply>> {
+    let mut invocation = script.prepare_invoke();
+    invocation.arg(now).arg(slack_ms);
+    for item in items {
+        invocation.arg(item.op).arg(item.buckets.len());
+        for b in &item.buckets {
+            invocation
+                .key(&b.key)
+                .arg(b.algo)
+                .arg(b.burst)
+                .arg(b.interval)
+                .arg(b.arg)
+                .arg(b.margin);
+        }
+    }
+    let flat: Vec<i64> = invocation.invoke_async(conn).await?;
+    if flat.len() != items.len() * 5 {
+        return Err(RedisError::from((
+            redis::ErrorKind::Client,
+            "unexpected reply from the rate-limit script",
+            format!("{} values for {} items", flat.len(), items.len()),
+        )));
+    }
+    Ok(flat
+        .chunks_exact(5)
+        .map(|c| match *c {
+            [which, allowed, remaining, retry, reset] => (
+                usize::try_from(which - 1).unwrap_or(0),
+                [allowed, remaining, retry, reset],
+            ),
+            // chunks_exact(5) yields nothing else.
+            _ => (0, [0; 4]),
+        })
+        .collect())
+}
+
+type Job = (Item, oneshot::Sender<RedisResult<Reply>>);
+
+/// What a batch call needs besides its items.
+#[derive(Clone)]
+pub(super) struct Caller {
+    pub(super) conn: ConnectionManager,
+    pub(super) script: Arc<Script>,
+    /// The caller's clock as the script's `now`, or `None` for Redis `TIME`.
+    pub(super) now: Option<Arc<dyn crate::Clock>>,
+    pub(super) slack_ms: Arc<str>,
+}
+
+/// The queue of items for the next calls, and the task that makes them. The task holds no
+/// reference to the store: it ends when the store (the last sender) is dropped, or with the
+/// runtime it was spawned on — then the next item spawns it again on the caller's runtime.
+pub(super) struct Batcher {
+    caller: Caller,
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
+}
+
+impl Batcher {
+    pub(super) fn new(caller: Caller) -> Self {
+        Self {
+            caller,
+            queue: Mutex::new(None),
+        }
+    }
+
+    /// Decides `item` in the next call.
+    pub(super) async fn decide(&self, item: Item) -> RedisResult<Reply> {
+        let (tx, rx) = oneshot::channel();
+        let queue = self.queue();
+        queue
+            .send((item, tx))
+            .await
+            .map_err(|_| gone("the batching task has stopped"))?;
+        rx.await
+            .map_err(|_| gone("the batching task dropped the decision"))?
+    }
+
+    fn queue(&self) -> mpsc::Sender<Job> {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        match queue.as_ref() {
+            Some(q) if !q.is_closed() => q.clone(),
+            _ => {
+                let (tx, rx) = mpsc::channel(QUEUE);
+                tokio::spawn(drive(rx, self.caller.clone()));
+                *queue = Some(tx.clone());
+                tx
+            }
+        }
+    }
+}
+
+/// Takes what is queued (up to [`MAX_ITEMS`]) whenever fewer than [`IN_FLIGHT`] calls are out.
+async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
+    let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
+    while let Some(first) = rx.recv().await {
+        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+            break;
+        };
+        // Items that arrived while the permit was awaited join this call.
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_ITEMS {
+            match rx.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
+        let mut caller = caller.clone();
+        tokio::spawn(async move {
+            let now = caller
+                .now
+                .as_ref()
+                .map_or_else(String::new, |c| c.now().to_string());
+            let items: Vec<&Item> = jobs.iter().map(|(item, _)| item).collect();
+            let result = call(
+                &mut caller.conn,
+                &caller.script,
+                &items,
+                &now,
+                &caller.slack_ms,
+            )
+            .await;
+            drop(permit);
+            match result {
+                Ok(replies) => {
+                    for ((_, tx), reply) in jobs.into_iter().zip(replies) {
+                        // A caller that gave up (its timeout) no longer listens.
+                        let _ = tx.send(Ok(reply));
+                    }
+                }
+                Err(e) => {
+                    for (_, tx) in jobs {
+                        let _ = tx.send(Err(e.clone()));
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn gone(what: &'static str) -> RedisError {
+    RedisError::from(std::io::Error::new(std::io::ErrorKind::BrokenPipe, what))
+}
