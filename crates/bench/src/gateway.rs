@@ -7,13 +7,17 @@
 //! headers and body), its default latency 0; requests carry WB's own credential header. The
 //! rounds alternate: hello, then per round allowed, rejected, hello; each round's ratio is its
 //! path's rate over the mean of the hello runs before and after it.
+//!
+//! With Redis (a `redis-server`, or a 3-master Cluster, on the servers' core) a memory-backed
+//! sandbox runs beside it as a second anchor, measured in the same rounds: the Redis sandbox's
+//! rate over the memory sandbox's is the cost of sharing buckets.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
-use apistend_testkit::RedisServer;
+use apistend_testkit::{RedisCluster, RedisServer};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -37,6 +41,8 @@ pub enum Backing {
     Memory,
     /// A `redis-server` started by the bench, pinned to the sandbox's core.
     Redis,
+    /// A 3-master Redis Cluster started by the bench, every node pinned to the sandbox's core.
+    RedisCluster,
 }
 
 /// How to run the benchmark.
@@ -92,6 +98,9 @@ pub struct Round {
     pub allowed_ratio: f64,
     /// `rejected.rps` over the mean of the two hello runs.
     pub rejected_ratio: f64,
+    /// The memory-backed sandbox's allowed and rejected paths in this round, when the
+    /// sandbox under test keeps its buckets in Redis.
+    pub memory: Option<(Load, Load)>,
 }
 
 /// What a run measured.
@@ -121,6 +130,8 @@ pub struct Report {
     pub allowed_p99_us: Summary,
     /// Rejected path p99, µs.
     pub rejected_p99_us: Summary,
+    /// With Redis: allowed and rejected rates over the memory-backed sandbox's of each round.
+    pub vs_memory: Option<(Summary, Summary)>,
     /// The sandbox's peak resident set at the end, KiB.
     pub sandbox_peak_rss_kib: Option<u64>,
 }
@@ -137,49 +148,31 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         "wrk is not installed (apt-get install wrk)"
     );
     let core = config.server_core;
-    let data = tempfile::tempdir()?;
-    let redis = match config.backing {
-        Backing::Memory => None,
-        Backing::Redis => Some(start_redis(core)?),
-    };
     let token = format!(
         "bench-{:032x}",
         std::process::id() as u128 * 0x9E37_79B9_7F4A_7C15
     );
-    let mut serve = pinned(&config.bin_dir.join("apistend"), core);
-    serve
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--admin-token",
-            &token,
-            "--data",
-        ])
-        .arg(data.path())
-        .args(&config.serve_args)
-        .env_remove("RUST_LOG")
-        .env_remove("APISTEND_LOG_FORMAT");
-    if let Some(r) = &redis {
-        serve.args(["--redis", &r.url()]);
-    }
-    let sandbox = Server::start(serve, "apistend serve")?;
+    let redis = start_redis(config.backing, core)?;
+    let sandbox = Sandbox::start(config, &token, redis.as_ref().map(|r| r.url.as_str()))?;
+    let memory = match redis {
+        Some(_) => Some(Sandbox::start(config, &token, None)?),
+        None => None,
+    };
     let mut hello = pinned(&config.bin_dir.join("apistend-hello"), core);
     hello.arg("127.0.0.1:0");
     let hello = Server::start(hello, "apistend-hello")?;
-    let key = set_up(&sandbox.base, &token)?;
-    let headers = vec![("Authorization".to_owned(), key)];
     let hello_url = format!("{}/", hello.base);
-    let allowed_url = format!("{}{}", sandbox.base, ALLOWED.0);
-    let rejected_url = format!("{}{}", sandbox.base, REJECTED.0);
+    let headers = |s: &Sandbox| vec![("Authorization".to_owned(), s.key.clone())];
 
     let warm = Wrk {
         duration: Duration::from_secs(2),
         ..config.wrk.clone()
     };
     warm.run(&hello_url, &[])?;
-    warm.run(&allowed_url, &headers)?;
-    warm.run(&rejected_url, &headers)?;
+    for s in std::iter::once(&sandbox).chain(&memory) {
+        warm.run(&s.allowed_url(), &headers(s))?;
+        warm.run(&s.rejected_url(), &headers(s))?;
+    }
 
     let measure = |name: &str, url: &str, headers: &[(String, String)]| -> anyhow::Result<Load> {
         let l = config.wrk.run(url, headers)?;
@@ -198,18 +191,24 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
     let mut rounds = Vec::with_capacity(config.rounds);
     for i in 0..config.rounds {
         eprintln!("round {}/{}", i + 1, config.rounds);
-        let allowed = measure("allowed", &allowed_url, &headers)?;
-        ensure!(
-            allowed.non_2xx == 0,
-            "the allowed path answered {} non-2xx",
-            allowed.non_2xx
-        );
-        let rejected = measure("rejected", &rejected_url, &headers)?;
-        ensure!(
-            rejected.non_2xx == rejected.requests,
-            "the rejected path let {} requests through",
-            rejected.requests - rejected.non_2xx
-        );
+        let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Load, Load)> {
+            let h = headers(s);
+            let allowed = measure(&format!("{tag}allowed"), &s.allowed_url(), &h)?;
+            ensure!(
+                allowed.non_2xx == 0,
+                "the allowed path answered {} non-2xx",
+                allowed.non_2xx
+            );
+            let rejected = measure(&format!("{tag}rejected"), &s.rejected_url(), &h)?;
+            ensure!(
+                rejected.non_2xx == rejected.requests,
+                "the rejected path let {} requests through",
+                rejected.requests - rejected.non_2xx
+            );
+            Ok((allowed, rejected))
+        };
+        let (allowed, rejected) = paths(&sandbox, "")?;
+        let in_memory = memory.as_ref().map(|m| paths(m, "memory ")).transpose()?;
         let after = measure("hello", &hello_url, &[])?;
         let anchor = (before.rps + after.rps) / 2.0;
         rounds.push(Round {
@@ -219,6 +218,7 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
             hello_after: after,
             allowed_ratio: allowed.rps / anchor,
             rejected_ratio: rejected.rps / anchor,
+            memory: in_memory,
         });
         before = after;
     }
@@ -239,7 +239,10 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         rejected_rps: summary(&|r| r.rejected.rps).ok_or_else(none)?,
         allowed_p99_us: summary(&|r| r.allowed.p99_us).ok_or_else(none)?,
         rejected_p99_us: summary(&|r| r.rejected.p99_us).ok_or_else(none)?,
-        sandbox_peak_rss_kib: peak_rss_kib(sandbox.pid()),
+        vs_memory: summary(&|r| r.memory.map_or(f64::NAN, |m| r.allowed.rps / m.0.rps)).zip(
+            summary(&|r| r.memory.map_or(f64::NAN, |m| r.rejected.rps / m.1.rps)),
+        ),
+        sandbox_peak_rss_kib: peak_rss_kib(sandbox.server.pid()),
         rounds,
     })
 }
@@ -328,19 +331,99 @@ pub async fn open_sandbox(
     Ok((id, key))
 }
 
-/// A `redis-server` for the Redis-backed run (testkit's: no persistence, a free port), moved
-/// onto the sandbox's core.
-fn start_redis(core: Option<usize>) -> anyhow::Result<RedisServer> {
-    let redis = RedisServer::start("bench-gateway --backing redis")
-        .context("redis-server is not installed (apt-get install redis-server redis-tools)")?;
-    if let (Some(core), Some(pid)) = (core, redis.pid()) {
-        let pinned = Command::new("taskset")
-            .args(["-a", "-cp", &core.to_string(), &pid.to_string()])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        ensure!(pinned, "could not pin redis-server to core {core}");
+/// An `apistend serve` under test: its process, data directory and key.
+struct Sandbox {
+    server: Server,
+    key: String,
+    _data: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// Starts the release binary as the README does (`--redis URL` when given), pinned to the
+    /// servers' core, and creates the bench's sandbox in it.
+    fn start(config: &Config, token: &str, redis: Option<&str>) -> anyhow::Result<Self> {
+        let data = tempfile::tempdir()?;
+        let mut serve = pinned(&config.bin_dir.join("apistend"), config.server_core);
+        serve
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--admin-token",
+                token,
+                "--data",
+            ])
+            .arg(data.path())
+            .args(&config.serve_args)
+            .env_remove("RUST_LOG")
+            .env_remove("APISTEND_LOG_FORMAT");
+        if let Some(url) = redis {
+            serve.args(["--redis", url]);
+        }
+        let server = Server::start(serve, "apistend serve")?;
+        let key = set_up(&server.base, token)?;
+        Ok(Self {
+            server,
+            key,
+            _data: data,
+        })
     }
-    Ok(redis)
+
+    fn allowed_url(&self) -> String {
+        format!("{}{}", self.server.base, ALLOWED.0)
+    }
+
+    fn rejected_url(&self) -> String {
+        format!("{}{}", self.server.base, REJECTED.0)
+    }
+}
+
+/// The Redis a Redis-backed run uses (testkit's servers: no persistence, free ports), moved onto
+/// the servers' core; kept alive by the value.
+struct Backend {
+    url: String,
+    _standalone: Option<RedisServer>,
+    _cluster: Option<RedisCluster>,
+}
+
+fn start_redis(backing: Backing, core: Option<usize>) -> anyhow::Result<Option<Backend>> {
+    let missing = "redis-server is not installed (apt-get install redis-server redis-tools)";
+    let backend = match backing {
+        Backing::Memory => return Ok(None),
+        Backing::Redis => {
+            let server = RedisServer::start("bench-gateway --backing redis").context(missing)?;
+            Backend {
+                url: server.url(),
+                _standalone: Some(server),
+                _cluster: None,
+            }
+        }
+        Backing::RedisCluster => {
+            let cluster =
+                RedisCluster::start("bench-gateway --backing redis-cluster").context(missing)?;
+            Backend {
+                url: cluster.url(),
+                _standalone: None,
+                _cluster: Some(cluster),
+            }
+        }
+    };
+    let pids: Vec<u32> = backend
+        ._standalone
+        .iter()
+        .chain(backend._cluster.iter().flat_map(|c| c.nodes()))
+        .filter_map(RedisServer::pid)
+        .collect();
+    if let Some(core) = core {
+        for pid in pids {
+            let pinned = Command::new("taskset")
+                .args(["-a", "-cp", &core.to_string(), &pid.to_string()])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            ensure!(pinned, "could not pin redis-server {pid} to core {core}");
+        }
+    }
+    Ok(Some(backend))
 }
 
 /// The report as a table, for people.
@@ -382,6 +465,25 @@ pub fn table(r: &Report) -> String {
         "p99 µs allowed {} rejected {}",
         r.allowed_p99_us, r.rejected_p99_us
     );
+    for (i, m) in r.rounds.iter().enumerate() {
+        if let Some((a, j)) = m.memory {
+            let _ = writeln!(
+                s,
+                "round {}: memory-backed allowed {:.0} req/s (p99 {:.0} µs), rejected {:.0} req/s (p99 {:.0} µs)",
+                i + 1,
+                a.rps,
+                a.p99_us,
+                j.rps,
+                j.p99_us
+            );
+        }
+    }
+    if let Some((a, j)) = &r.vs_memory {
+        let _ = writeln!(
+            s,
+            "over the memory-backed sandbox, median (min–max): allowed {a}, rejected {j}"
+        );
+    }
     if let Some(kib) = r.sandbox_peak_rss_kib {
         let _ = writeln!(s, "sandbox peak RSS: {kib} KiB");
     }

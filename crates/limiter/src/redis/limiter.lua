@@ -26,150 +26,162 @@ local floor = math.floor
 
 local function fmt(x) return string.format('%.0f', x) end
 
--- One operation on one bucket. Its writes are appended to `w` ({key, value, until_us}, or {key}
--- to delete) and made by the caller, so that an item can drop them when another bucket refuses.
-local function decide(key, op, algo, burst, t, arg, margin, w)
+-- The helpers are defined once per call, not per bucket: a batch decides dozens of buckets and a
+-- closure is an allocation.
+local function g_available(x, horizon, t)
+  if horizon > x then return floor((horizon - x) / t) end
+  return 0
+end
+
+local function g_view(x, horizon, t)
+  local avail = g_available(x, horizon, t)
+  local retry = x + t - horizon
+  if retry < 0 then retry = 0 end
+  local ok = 0
+  if avail >= 1 then ok = 1 end
+  return {ok, avail, retry, x - now}
+end
+
+-- GCRA on one bucket whose stored value is `raw`. Writes are appended to `w` ({key, value,
+-- until_us}, or {key} to delete) and made by the caller, so that an item can drop them when
+-- another bucket refuses.
+local function gcra(key, raw, op, burst, t, arg, margin, w)
   local span = burst * t
+  local stored = 0
+  if raw then stored = tonumber(raw) or 0 end
+  local tat = math.max(stored, now)
+  local horizon = now + span
+  if op == 'p' or (op == 'a' and arg == 0) then return g_view(tat, horizon, t) end
+  -- A plain acquire is a settled one with no margin (the horizon test already demands it).
+  if op == 'a' then margin = 0 end
+  if op == 'a' or op == 's' then
+    local new_tat = tat + arg * t
+    local settled_at = 0
+    if stored ~= 0 and margin > 0 then
+      settled_at = stored + arg * t + math.min(margin, max_span) - span
+      if settled_at < 0 then settled_at = 0 end
+    end
+    if new_tat <= horizon and settled_at <= now then
+      w[#w + 1] = {key, fmt(new_tat), new_tat}
+      return {1, floor((horizon - new_tat) / t), 0, new_tat - now}
+    end
+    local retry = new_tat - horizon
+    if retry < 0 then retry = 0 end
+    if settled_at - now > retry then retry = settled_at - now end
+    return {0, g_available(tat, horizon, t), retry, tat - now}
+  end
+  if op == 'x' then
+    local pfloor = now + math.min(arg, max_span) + (burst - 1) * t
+    if pfloor > stored then
+      w[#w + 1] = {key, fmt(pfloor), pfloor}
+      return g_view(math.max(pfloor, now), horizon, t)
+    end
+    return g_view(tat, horizon, t)
+  end
+  if op == 'r' then
+    if stored <= now then return g_view(now, horizon, t) end
+    local new_tat = math.max(stored - arg * t, now)
+    if new_tat <= now then w[#w + 1] = {key} else w[#w + 1] = {key, fmt(new_tat), new_tat} end
+    return g_view(new_tat, horizon, t)
+  end
+  if op == 'l' then
+    local target = horizon - math.min(arg, burst) * t
+    if target > tat then
+      w[#w + 1] = {key, fmt(target), target}
+      return g_view(target, horizon, t)
+    end
+    return g_view(tat, horizon, t)
+  end
+  return redis.error_reply('apistend: unknown op ' .. tostring(op))
+end
+
+local function f_until(x)
+  local v = x * 1000 - now
+  if v < 0 then v = 0 end
+  return v
+end
+
+local function f_view(act, x, n, burst)
+  if not act then return {1, burst, 0, 0} end
+  local ok, retry, reset = 0, f_until(x), 0
+  if n < burst then ok, retry = 1, 0 end
+  if n > 0 then reset = f_until(x) end
+  local rem = burst - n
+  if rem < 0 then rem = 0 end
+  return {ok, rem, retry, reset}
+end
+
+local function f_put(w, key, x, n) w[#w + 1] = {key, fmt(x) .. ':' .. fmt(n), x * 1000} end
+
+-- A fixed window on one bucket; writes as for `gcra`.
+local function window(key, raw, op, burst, t, arg, margin, w)
+  local span = burst * t
+  local len = math.ceil(span / 1000)
+  if len < 1 then len = 1 end
+  local now_ms = floor(now / 1000)
+  local active, e, c = false, 0, 0
+  local prev_end = 0
+  if raw then
+    local a, b = string.match(raw, '^(%d+):(%d+)$')
+    if a then prev_end = tonumber(a) end
+    if a and tonumber(a) > now_ms then
+      active, e, c = true, tonumber(a), tonumber(b)
+    end
+  end
+  if op == 's' then
+    local settles = prev_end * 1000 + math.min(margin, max_span)
+    if (not active) and prev_end > 0 and settles > now then
+      return {0, burst, settles - now, 0}
+    end
+    op = 'a'
+  end
+  if op == 'p' or (op == 'a' and arg == 0) then return f_view(active, e, c, burst) end
+  if op == 'a' then
+    if not active then e, c = now_ms + len, 0 end
+    local taken = c + arg
+    if taken <= burst then
+      f_put(w, key, e, taken)
+      return {1, burst - taken, 0, f_until(e)}
+    end
+    local rem = burst - c
+    if rem < 0 then rem = 0 end
+    return {0, rem, f_until(e), f_until(e)}
+  end
+  if op == 'x' then
+    local target = math.ceil((now + math.min(arg, max_span)) / 1000)
+    if active and e > target then target = e end
+    if target > now_ms and not (target == e and burst == c) then
+      f_put(w, key, target, burst)
+      return f_view(true, target, burst, burst)
+    end
+    return f_view(active, e, c, burst)
+  end
+  if op == 'r' then
+    if active and c > 0 then
+      local left = c - arg
+      if left < 0 then left = 0 end
+      f_put(w, key, e, left)
+      return f_view(true, e, left, burst)
+    end
+    return f_view(active, e, c, burst)
+  end
+  if op == 'l' then
+    local used = burst - math.min(arg, burst)
+    if not active then e, c = now_ms + len, 0 end
+    if used > c then
+      f_put(w, key, e, used)
+      return f_view(true, e, used, burst)
+    end
+    return f_view(active, e, c, burst)
+  end
+  return redis.error_reply('apistend: unknown op ' .. tostring(op))
+end
+
+-- One operation on one bucket.
+local function decide(key, op, algo, burst, t, arg, margin, w)
   local raw = redis.call('GET', key)
-  local function store(value, until_us) w[#w + 1] = {key, value, until_us} end
-
-  if algo == 'g' then
-    local stored = 0
-    if raw then stored = tonumber(raw) or 0 end
-    local tat = math.max(stored, now)
-    local horizon = now + span
-    local function available(x)
-      if horizon > x then return floor((horizon - x) / t) end
-      return 0
-    end
-    local function view(x)
-      local avail = available(x)
-      local retry = x + t - horizon
-      if retry < 0 then retry = 0 end
-      local ok = 0
-      if avail >= 1 then ok = 1 end
-      return {ok, avail, retry, x - now}
-    end
-    if op == 'p' or (op == 'a' and arg == 0) then return view(tat) end
-    -- A plain acquire is a settled one with no margin (the horizon test already demands it).
-    if op == 'a' then margin = 0 end
-    if op == 'a' or op == 's' then
-      local new_tat = tat + arg * t
-      local settled_at = 0
-      if stored ~= 0 and margin > 0 then
-        settled_at = stored + arg * t + math.min(margin, max_span) - span
-        if settled_at < 0 then settled_at = 0 end
-      end
-      if new_tat <= horizon and settled_at <= now then
-        store(fmt(new_tat), new_tat)
-        return {1, floor((horizon - new_tat) / t), 0, new_tat - now}
-      end
-      local retry = new_tat - horizon
-      if retry < 0 then retry = 0 end
-      if settled_at - now > retry then retry = settled_at - now end
-      return {0, available(tat), retry, tat - now}
-    end
-    if op == 'x' then
-      local pfloor = now + math.min(arg, max_span) + (burst - 1) * t
-      if pfloor > stored then
-        store(fmt(pfloor), pfloor)
-        return view(math.max(pfloor, now))
-      end
-      return view(tat)
-    end
-    if op == 'r' then
-      if stored <= now then return view(now) end
-      local new_tat = math.max(stored - arg * t, now)
-      if new_tat <= now then w[#w + 1] = {key} else store(fmt(new_tat), new_tat) end
-      return view(new_tat)
-    end
-    if op == 'l' then
-      local target = horizon - math.min(arg, burst) * t
-      if target > tat then
-        store(fmt(target), target)
-        return view(target)
-      end
-      return view(tat)
-    end
-    return redis.error_reply('apistend: unknown op ' .. tostring(op))
-  end
-
-  if algo == 'f' then
-    local len = math.ceil(span / 1000)
-    if len < 1 then len = 1 end
-    local now_ms = floor(now / 1000)
-    local active, e, c = false, 0, 0
-    local prev_end = 0
-    if raw then
-      local a, b = string.match(raw, '^(%d+):(%d+)$')
-      if a then prev_end = tonumber(a) end
-      if a and tonumber(a) > now_ms then
-        active, e, c = true, tonumber(a), tonumber(b)
-      end
-    end
-    local function untl(x)
-      local v = x * 1000 - now
-      if v < 0 then v = 0 end
-      return v
-    end
-    local function view(act, x, n)
-      if not act then return {1, burst, 0, 0} end
-      local ok, retry, reset = 0, untl(x), 0
-      if n < burst then ok, retry = 1, 0 end
-      if n > 0 then reset = untl(x) end
-      local rem = burst - n
-      if rem < 0 then rem = 0 end
-      return {ok, rem, retry, reset}
-    end
-    local function put(x, n) store(fmt(x) .. ':' .. fmt(n), x * 1000) end
-    if op == 's' then
-      local settles = prev_end * 1000 + math.min(margin, max_span)
-      if (not active) and prev_end > 0 and settles > now then
-        return {0, burst, settles - now, 0}
-      end
-      op = 'a'
-    end
-    if op == 'p' or (op == 'a' and arg == 0) then return view(active, e, c) end
-    if op == 'a' then
-      if not active then e, c = now_ms + len, 0 end
-      local taken = c + arg
-      if taken <= burst then
-        put(e, taken)
-        return {1, burst - taken, 0, untl(e)}
-      end
-      local rem = burst - c
-      if rem < 0 then rem = 0 end
-      return {0, rem, untl(e), untl(e)}
-    end
-    if op == 'x' then
-      local target = math.ceil((now + math.min(arg, max_span)) / 1000)
-      if active and e > target then target = e end
-      if target > now_ms and not (target == e and burst == c) then
-        put(target, burst)
-        return view(true, target, burst)
-      end
-      return view(active, e, c)
-    end
-    if op == 'r' then
-      if active and c > 0 then
-        local left = c - arg
-        if left < 0 then left = 0 end
-        put(e, left)
-        return view(true, e, left)
-      end
-      return view(active, e, c)
-    end
-    if op == 'l' then
-      local used = burst - math.min(arg, burst)
-      if not active then e, c = now_ms + len, 0 end
-      if used > c then
-        put(e, used)
-        return view(true, e, used)
-      end
-      return view(active, e, c)
-    end
-    return redis.error_reply('apistend: unknown op ' .. tostring(op))
-  end
+  if algo == 'g' then return gcra(key, raw, op, burst, t, arg, margin, w) end
+  if algo == 'f' then return window(key, raw, op, burst, t, arg, margin, w) end
   return redis.error_reply('apistend: unknown algorithm ' .. tostring(algo))
 end
 
