@@ -393,3 +393,77 @@ async fn cluster_draws_take_all_or_nothing_within_and_across_slots() {
         );
     }
 }
+
+/// On a Cluster, concurrent draws of several tenants share calls per slot: each tenant gets
+/// exactly its narrow bucket's burst, in fewer calls than draws.
+#[test]
+fn cluster_batches_concurrent_draws_per_slot() {
+    let Some(cluster) = RedisCluster::start("cluster_batches_concurrent_draws_per_slot") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = || cluster.nodes().iter().map(evalsha_calls).sum::<u64>();
+    let store = rt.block_on(async {
+        let store = RedisStore::new(
+            RedisConfig::from_url(&cluster.url())
+                .unwrap()
+                .with_failure_policy(FailurePolicy::FailClosed)
+                .with_timeout(Duration::from_secs(5)),
+        )
+        .unwrap();
+        store.ping().await.unwrap();
+        store
+    });
+    let (wide, narrow) = (quota(1000, 3_600_000), quota(10, 3_600_000));
+    const TENANTS: usize = 3;
+    const PER_TENANT: usize = 100;
+    let before = calls();
+    let allowed = rt.block_on(async {
+        let tasks: Vec<_> = (0..TENANTS * PER_TENANT)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let tenant = format!("seller-{}", i % TENANTS);
+                    let (w, n) = (
+                        bucket_key("apistend", &tenant, &["wide"]),
+                        bucket_key("apistend", &tenant, &["narrow"]),
+                    );
+                    let draws = [Draw::new(&w, wide, 1), Draw::new(&n, narrow, 1)];
+                    (
+                        i % TENANTS,
+                        store.acquire_all(&draws).await.unwrap().refused.is_none(),
+                    )
+                })
+            })
+            .collect();
+        let mut allowed = [0usize; TENANTS];
+        for t in tasks {
+            let (tenant, ok) = t.await.unwrap();
+            allowed[tenant] += usize::from(ok);
+        }
+        allowed
+    });
+    let made = calls() - before;
+    eprintln!(
+        "{} concurrent draws of {TENANTS} tenants in {made} calls",
+        TENANTS * PER_TENANT
+    );
+    assert_eq!(
+        allowed, [10; TENANTS],
+        "each tenant's narrow burst, no more"
+    );
+    assert!(
+        made < (TENANTS * PER_TENANT) as u64,
+        "{made} calls: no batching"
+    );
+    rt.block_on(async {
+        for t in 0..TENANTS {
+            let w = bucket_key("apistend", &format!("seller-{t}"), &["wide"]);
+            assert_eq!(store.peek(&w, &wide).await.unwrap().remaining, 990);
+        }
+    });
+}

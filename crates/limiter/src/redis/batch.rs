@@ -1,19 +1,22 @@
-//! The decisions of concurrent callers in one script call: on a standalone Redis, every item that
-//! arrives while earlier calls are in flight goes into the next call. The per-call cost in Redis
-//! (parsing, the script's set-up, `TIME`, the reply) is then paid once per batch, not per request,
-//! which is what lets a Redis that shares the sandbox's core keep up with it.
+//! The decisions of concurrent callers in one script call: every item that arrives while earlier
+//! calls are in flight goes into the next call for its slot. The per-call cost in Redis (parsing,
+//! the script's set-up, `TIME`, the reply) is then paid once per batch, not per request, which is
+//! what lets a Redis that shares the sandbox's core keep up with it.
 //!
-//! A Cluster gets no batches: the items of concurrent callers live on different slots.
+//! On a Cluster the keys of one call must share a slot, so queued items are grouped by their hash
+//! tag (one tenant's buckets share it), a call per group.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use redis::aio::ConnectionManager;
 use redis::{RedisError, RedisResult, Script};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::Algorithm;
 use crate::algo::Op;
 use crate::quota::Quota;
+
+use super::Conn;
 
 /// Items in one call at most (a bound on the call's size and the script's running time, during
 /// which Redis serves nothing else).
@@ -128,12 +131,25 @@ pub(super) async fn call(
         .collect())
 }
 
-type Job = (Item, oneshot::Sender<RedisResult<Reply>>);
+/// The hash tag of `key` (the part between the first `{` and the next `}`, when not empty), or
+/// the key: keys with the same one are on the same Cluster slot.
+pub(super) fn hash_tag(key: &str) -> &str {
+    key.find('{')
+        .and_then(|open| {
+            let rest = key.get(open + 1..)?;
+            let close = rest.find('}')?;
+            rest.get(..close).filter(|t| !t.is_empty())
+        })
+        .unwrap_or(key)
+}
+
+/// An item, the connection to send it on (a Cluster's is made lazily, by the store) and where
+/// its answer goes.
+type Job = (Item, Conn, oneshot::Sender<RedisResult<Reply>>);
 
 /// What a batch call needs besides its items.
 #[derive(Clone)]
 pub(super) struct Caller {
-    pub(super) conn: ConnectionManager,
     pub(super) script: Arc<Script>,
     /// The caller's clock as the script's `now`, or `None` for Redis `TIME`.
     pub(super) now: Option<Arc<dyn crate::Clock>>,
@@ -156,12 +172,12 @@ impl Batcher {
         }
     }
 
-    /// Decides `item` in the next call.
-    pub(super) async fn decide(&self, item: Item) -> RedisResult<Reply> {
+    /// Decides `item` in the next call for its slot, sent on `conn`.
+    pub(super) async fn decide(&self, item: Item, conn: Conn) -> RedisResult<Reply> {
         let (tx, rx) = oneshot::channel();
         let queue = self.queue();
         queue
-            .send((item, tx))
+            .send((item, conn, tx))
             .await
             .map_err(|_| gone("the batching task has stopped"))?;
         rx.await
@@ -182,7 +198,8 @@ impl Batcher {
     }
 }
 
-/// Takes what is queued (up to [`MAX_ITEMS`]) whenever fewer than [`IN_FLIGHT`] calls are out.
+/// Takes what is queued (up to [`MAX_ITEMS`]) whenever fewer than [`IN_FLIGHT`] calls are out,
+/// and sends it in one call per slot.
 async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
     while let Some(first) = rx.recv().await {
@@ -197,36 +214,67 @@ async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
                 Err(_) => break,
             }
         }
-        let mut caller = caller.clone();
-        tokio::spawn(async move {
-            let now = caller
-                .now
-                .as_ref()
-                .map_or_else(String::new, |c| c.now().to_string());
-            let items: Vec<&Item> = jobs.iter().map(|(item, _)| item).collect();
-            let result = call(
-                &mut caller.conn,
-                &caller.script,
-                &items,
-                &now,
-                &caller.slack_ms,
-            )
-            .await;
-            drop(permit);
-            match result {
-                Ok(replies) => {
-                    for ((_, tx), reply) in jobs.into_iter().zip(replies) {
-                        // A caller that gave up (its timeout) no longer listens.
-                        let _ = tx.send(Ok(reply));
-                    }
-                }
-                Err(e) => {
-                    for (_, tx) in jobs {
-                        let _ = tx.send(Err(e.clone()));
-                    }
-                }
+        let cluster = jobs
+            .iter()
+            .any(|(_, conn, _)| matches!(conn, Conn::Cluster(_)));
+        if !cluster {
+            tokio::spawn(send(jobs, caller.clone(), permit));
+            continue;
+        }
+        let mut by_slot: HashMap<String, Vec<Job>> = HashMap::new();
+        for job in jobs {
+            let tag = job.0.buckets.first().map_or("", |b| hash_tag(&b.key));
+            by_slot.entry(tag.to_owned()).or_default().push(job);
+        }
+        // The permit covers the first group; the others wait for theirs in their own tasks.
+        let mut permit = Some(permit);
+        for (_, group) in by_slot {
+            let caller = caller.clone();
+            let semaphore = Arc::clone(&in_flight);
+            let held = permit.take();
+            tokio::spawn(async move {
+                let permit = match held {
+                    Some(p) => p,
+                    None => match semaphore.acquire_owned().await {
+                        Ok(p) => p,
+                        Err(_) => return,
+                    },
+                };
+                send(group, caller, permit).await;
+            });
+        }
+    }
+}
+
+/// One call for `jobs` (on the first one's connection), its answers handed out.
+async fn send(jobs: Vec<Job>, caller: Caller, permit: tokio::sync::OwnedSemaphorePermit) {
+    let now = caller
+        .now
+        .as_ref()
+        .map_or_else(String::new, |c| c.now().to_string());
+    let items: Vec<&Item> = jobs.iter().map(|(item, _, _)| item).collect();
+    let result = match jobs.first().map(|(_, conn, _)| conn.clone()) {
+        Some(Conn::Single(mut c)) => {
+            call(&mut c, &caller.script, &items, &now, &caller.slack_ms).await
+        }
+        Some(Conn::Cluster(mut c)) => {
+            call(&mut c, &caller.script, &items, &now, &caller.slack_ms).await
+        }
+        None => Ok(Vec::new()),
+    };
+    drop(permit);
+    match result {
+        Ok(replies) => {
+            for ((_, _, tx), reply) in jobs.into_iter().zip(replies) {
+                // A caller that gave up (its timeout) no longer listens.
+                let _ = tx.send(Ok(reply));
             }
-        });
+        }
+        Err(e) => {
+            for (_, _, tx) in jobs {
+                let _ = tx.send(Err(e.clone()));
+            }
+        }
     }
 }
 

@@ -174,10 +174,8 @@ enum Target {
 
 struct Inner {
     config: RedisConfig,
-    script: Arc<Script>,
-    /// The standalone server's shared calls (a Cluster routes each call to one slot instead).
-    batcher: Option<Batcher>,
-    slack_ms: Arc<str>,
+    /// Shared calls: concurrent decisions for one slot go out together.
+    batcher: Batcher,
     slots: Script,
     target: Target,
     conn: RwLock<Option<Conn>>,
@@ -195,7 +193,7 @@ struct Inner {
 /// whatever the number of buckets a request draws from ([`acquire_all`](Self::acquire_all)); a
 /// Cluster routes it to the buckets' slot (one tenant's buckets share it, see
 /// [`bucket_key`](crate::bucket_key)). On a standalone Redis the decisions of concurrent callers
-/// go out together, up to 64 in one call, while earlier calls are in flight. Connections are
+/// go out together, up to 64 in one call for each slot, while earlier calls are in flight. Connections are
 /// multiplexed and come back by themselves after Redis restarts; meanwhile the
 /// [`FailurePolicy`] decides.
 ///
@@ -263,23 +261,17 @@ impl RedisStore {
         };
         let script = Arc::new(Script::new(include_str!("limiter.lua")));
         let slack_ms: Arc<str> = config.ttl_slack.as_millis().to_string().into();
-        let batcher = match &conn {
-            Some(Conn::Single(manager)) => Some(Batcher::new(Caller {
-                conn: manager.clone(),
-                script: Arc::clone(&script),
-                now: match &config.time {
-                    TimeSource::Server => None,
-                    TimeSource::Client(clock) => Some(Arc::clone(clock)),
-                },
-                slack_ms: Arc::clone(&slack_ms),
-            })),
-            _ => None,
-        };
+        let batcher = Batcher::new(Caller {
+            script: Arc::clone(&script),
+            now: match &config.time {
+                TimeSource::Server => None,
+                TimeSource::Client(clock) => Some(Arc::clone(clock)),
+            },
+            slack_ms: Arc::clone(&slack_ms),
+        });
         Ok(Self {
             inner: Arc::new(Inner {
-                script,
                 batcher,
-                slack_ms,
                 slots: Script::new(include_str!("slots.lua")),
                 target,
                 conn: RwLock::new(conn),
@@ -527,10 +519,7 @@ impl RedisStore {
         op: char,
         local: impl FnOnce(&Self) -> bool,
     ) -> Result<bool, LimiterError> {
-        let now = match &self.inner.config.time {
-            TimeSource::Server => String::new(),
-            TimeSource::Client(clock) => clock.now().to_string(),
-        };
+        let now = self.now_arg();
         let result = async {
             let mut conn = self.conn().await?;
             let mut invocation = self.inner.slots.key(&lease.key);
@@ -660,31 +649,17 @@ impl RedisStore {
         Ok(decision(quota, reply))
     }
 
-    /// One item decided by Redis: in the next shared call on a standalone server, in its own on a
-    /// Cluster; within the timeout either way.
+    /// One item decided by Redis in the next shared call for its slot, within the timeout.
     async fn decide(&self, item: Item) -> Result<Reply, LimiterError> {
-        let timeout = self.inner.config.timeout;
         let fut = async {
-            if let Some(batcher) = &self.inner.batcher {
-                return batcher.decide(item).await.map_err(store_error);
-            }
-            let mut conn = self.conn().await?;
-            let now = self.now_arg();
-            let replies = match &mut conn {
-                Conn::Single(c) => {
-                    batch::call(c, &self.inner.script, &[&item], &now, &self.inner.slack_ms).await
-                }
-                Conn::Cluster(c) => {
-                    batch::call(c, &self.inner.script, &[&item], &now, &self.inner.slack_ms).await
-                }
-            };
-            replies
-                .map_err(store_error)?
-                .into_iter()
-                .next()
-                .ok_or_else(|| store_error(not_connected()))
+            let conn = self.conn().await?;
+            self.inner
+                .batcher
+                .decide(item, conn)
+                .await
+                .map_err(store_error)
         };
-        match tokio::time::timeout(timeout, fut).await {
+        match tokio::time::timeout(self.inner.config.timeout, fut).await {
             Ok(result) => result,
             Err(_) => Err(store_error(timeout_error())),
         }
@@ -766,19 +741,9 @@ fn decision(quota: &Quota, [allowed, remaining, retry, reset]: [i64; 4]) -> Deci
     )
 }
 
-/// Whether every key hashes to one Cluster slot: the same hash tag (the part between the first
-/// `{` and the next `}`, when not empty), or the same key.
+/// Whether every key hashes to one Cluster slot (has the same hash tag).
 fn one_slot(keys: &[String]) -> bool {
-    fn tag(key: &str) -> &str {
-        key.find('{')
-            .and_then(|open| {
-                let rest = key.get(open + 1..)?;
-                let close = rest.find('}')?;
-                rest.get(..close).filter(|t| !t.is_empty())
-            })
-            .unwrap_or(key)
-    }
-    let mut tags = keys.iter().map(|k| tag(k));
+    let mut tags = keys.iter().map(|k| batch::hash_tag(k));
     let first = tags.next();
     tags.all(|t| Some(t) == first)
 }
