@@ -304,7 +304,7 @@ async fn load(
             let mut waits = Vec::new();
             while Instant::now() < end {
                 if no_limiter {
-                    let mut r = raw.request(reqwest_method(method), &url);
+                    let mut r = raw.request(apistend_client::http_method(method), &url);
                     for (k, v) in &headers {
                         r = r.header(*k, v);
                     }
@@ -433,8 +433,4 @@ struct Counts {
     ok: AtomicU64,
     rejected: AtomicU64,
     other: AtomicU64,
-}
-
-fn reqwest_method(m: Method) -> reqwest::Method {
-    reqwest::Method::from_bytes(m.as_str().as_bytes()).unwrap_or(reqwest::Method::GET)
 }

@@ -21,4 +21,4 @@ pub use ladder::Ladder;
 pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy, Waited};
 pub use learn::{LearnedFrom, LearnedQuota};
 pub use metrics::Stats;
-pub use transport::reqwest_transport;
+pub use transport::{http_method, reqwest_transport};

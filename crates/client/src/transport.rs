@@ -2,9 +2,28 @@
 //! [`RetryPolicy`](crate::RetryPolicy) to wrap: a request goes out as it is, its answer comes
 //! back whole (status, headers, body), whatever its status — judging answers is the layers' job.
 
+use apistend_catalog::Method;
 use bytes::Bytes;
 
 use crate::BoxError;
+
+/// The catalog's method as reqwest's, for code that sends an operation's request itself.
+///
+/// ```
+/// use apistend_catalog::Method;
+/// assert_eq!(apistend_client::http_method(Method::Patch), reqwest::Method::PATCH);
+/// ```
+pub fn http_method(m: Method) -> reqwest::Method {
+    match m {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
+        Method::Head => reqwest::Method::HEAD,
+        Method::Options => reqwest::Method::OPTIONS,
+    }
+}
 
 /// A tower service sending each `http::Request<Bytes>` with `http` and answering the whole
 /// response; its error is reqwest's (connect, timeout, a body cut off mid-way).

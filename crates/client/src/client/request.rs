@@ -83,7 +83,7 @@ impl RequestBuilder<'_> {
             inc(&c.counters.attempts);
             let mut req = c
                 .http
-                .request(reqwest_method(self.method), &url)
+                .request(crate::http_method(self.method), &url)
                 .query(&c.query)
                 .query(&self.query);
             let mut timeout = c.config.request_timeout;
@@ -218,17 +218,5 @@ impl RequestBuilder<'_> {
         }
         tokio::time::sleep(d).await;
         true
-    }
-}
-
-fn reqwest_method(m: Method) -> reqwest::Method {
-    match m {
-        Method::Get => reqwest::Method::GET,
-        Method::Post => reqwest::Method::POST,
-        Method::Put => reqwest::Method::PUT,
-        Method::Patch => reqwest::Method::PATCH,
-        Method::Delete => reqwest::Method::DELETE,
-        Method::Head => reqwest::Method::HEAD,
-        Method::Options => reqwest::Method::OPTIONS,
     }
 }

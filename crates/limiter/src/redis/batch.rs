@@ -206,7 +206,11 @@ async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
         let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
             break;
         };
-        // Items that arrived while the permit was awaited join this call.
+        // Items that arrived while the permit was awaited join this call, and so do those of
+        // tasks that are ready to run now (one yield lets them enqueue theirs first): a call that
+        // goes out with one item when more were about to come costs Redis and the kernel a round
+        // trip each.
+        tokio::task::yield_now().await;
         let mut jobs = vec![first];
         while jobs.len() < MAX_ITEMS {
             match rx.try_recv() {
