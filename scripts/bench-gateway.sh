@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The gateway benchmark of the shipped binary: builds the release `apistend` and the hello-world
 # anchor, installs wrk when missing, and runs alternating rounds (servers on core 0, wrk on core 1).
-#   scripts/bench-gateway.sh [--rounds 5] [--seconds 5] [--backing memory|redis] [--json FILE] [-- SERVE ARGS]
+# With Redis, a memory-backed sandbox is measured in the same rounds as a second anchor.
+#   scripts/bench-gateway.sh [--rounds 5] [--seconds 5] [--backing memory|redis|redis-cluster] [--json FILE] [-- SERVE ARGS]
 # Loopback only; every run is bounded by --seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."

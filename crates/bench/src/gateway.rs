@@ -154,10 +154,11 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
     );
     let redis = start_redis(config.backing, core)?;
     let sandbox = Sandbox::start(config, &token, redis.as_ref().map(|r| r.url.as_str()))?;
-    let memory = match redis {
-        Some(_) => Some(Sandbox::start(config, &token, None)?),
-        None => None,
-    };
+    // With Redis, a memory-backed sandbox as the second anchor.
+    let memory = redis
+        .as_ref()
+        .map(|_| Sandbox::start(config, &token, None))
+        .transpose()?;
     let mut hello = pinned(&config.bin_dir.join("apistend-hello"), core);
     hello.arg("127.0.0.1:0");
     let hello = Server::start(hello, "apistend-hello")?;
@@ -187,26 +188,27 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         );
         Ok(l)
     };
+    // A sandbox's two paths, each checked for the answers it promises.
+    let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Load, Load)> {
+        let h = headers(s);
+        let allowed = measure(&format!("{tag}allowed"), &s.allowed_url(), &h)?;
+        ensure!(
+            allowed.non_2xx == 0,
+            "the allowed path answered {} non-2xx",
+            allowed.non_2xx
+        );
+        let rejected = measure(&format!("{tag}rejected"), &s.rejected_url(), &h)?;
+        ensure!(
+            rejected.non_2xx == rejected.requests,
+            "the rejected path let {} requests through",
+            rejected.requests - rejected.non_2xx
+        );
+        Ok((allowed, rejected))
+    };
     let mut before = measure("hello", &hello_url, &[])?;
     let mut rounds = Vec::with_capacity(config.rounds);
     for i in 0..config.rounds {
         eprintln!("round {}/{}", i + 1, config.rounds);
-        let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Load, Load)> {
-            let h = headers(s);
-            let allowed = measure(&format!("{tag}allowed"), &s.allowed_url(), &h)?;
-            ensure!(
-                allowed.non_2xx == 0,
-                "the allowed path answered {} non-2xx",
-                allowed.non_2xx
-            );
-            let rejected = measure(&format!("{tag}rejected"), &s.rejected_url(), &h)?;
-            ensure!(
-                rejected.non_2xx == rejected.requests,
-                "the rejected path let {} requests through",
-                rejected.requests - rejected.non_2xx
-            );
-            Ok((allowed, rejected))
-        };
         let (allowed, rejected) = paths(&sandbox, "")?;
         let in_memory = memory.as_ref().map(|m| paths(m, "memory ")).transpose()?;
         let after = measure("hello", &hello_url, &[])?;
