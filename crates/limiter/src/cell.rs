@@ -129,4 +129,42 @@ mod shuttle_tests {
             2_000,
         );
     }
+
+    /// A draw that gave a token and then has to undo it (a later group refused) races with
+    /// other acquires: whether its restore wins or falls back to a refund, afterwards exactly the
+    /// others' admitted tokens are taken.
+    #[test]
+    fn an_undone_draw_leaves_exactly_the_others_tokens_taken() {
+        shuttle::check_random(
+            || {
+                let quota = Quota::new(3, Duration::from_millis(10)).unwrap();
+                let now = 1_000_000_000;
+                let cell = Arc::new(ShuttleAtomic::new(0));
+                let admitted = Arc::new(AtomicU32::new(0));
+                let others: Vec<_> = (0..2)
+                    .map(|_| {
+                        let (cell, admitted) = (cell.clone(), admitted.clone());
+                        shuttle::thread::spawn(move || {
+                            if update(&*cell, now, &quota, Op::Acquire(1)).0.allowed {
+                                admitted.fetch_add(1, SO::SeqCst);
+                            }
+                        })
+                    })
+                    .collect();
+                let (taken, write) = update(&*cell, now, &quota, Op::Acquire(1));
+                if taken.allowed {
+                    let (before, after) = write.unwrap();
+                    if !restore(&*cell, before, after) {
+                        update(&*cell, now, &quota, Op::Refund(1));
+                    }
+                }
+                for t in others {
+                    t.join().unwrap();
+                }
+                let left = update(&*cell, now, &quota, Op::Peek).0.remaining;
+                assert_eq!(left, 3 - admitted.load(SO::SeqCst));
+            },
+            2_000,
+        );
+    }
 }

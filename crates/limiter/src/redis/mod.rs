@@ -1,6 +1,6 @@
 //! The Redis store: one Lua script, standalone or Cluster, with a local fallback when Redis cannot
-//! answer. A request's decision is one script call whatever the number of its buckets; on a
-//! standalone Redis, concurrent requests share calls (`batch`).
+//! answer. A request's decision is one script call whatever the number of its buckets, and
+//! concurrent requests share calls (`batch`; per slot on a Cluster).
 
 mod batch;
 
@@ -192,9 +192,9 @@ struct Inner {
 /// Each decision is one `EVALSHA` of one script (loaded again after a `SCRIPT FLUSH` or a restart),
 /// whatever the number of buckets a request draws from ([`acquire_all`](Self::acquire_all)); a
 /// Cluster routes it to the buckets' slot (one tenant's buckets share it, see
-/// [`bucket_key`](crate::bucket_key)). On a standalone Redis the decisions of concurrent callers
-/// go out together, up to 64 in one call for each slot, while earlier calls are in flight. Connections are
-/// multiplexed and come back by themselves after Redis restarts; meanwhile the
+/// [`bucket_key`](crate::bucket_key)). The decisions of concurrent callers go out together while
+/// earlier calls are in flight: up to 64 in one call, one call per slot on a Cluster. Connections
+/// are multiplexed and come back by themselves after Redis restarts; meanwhile the
 /// [`FailurePolicy`] decides.
 ///
 /// Clones share the connection.
