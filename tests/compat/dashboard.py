@@ -35,9 +35,27 @@ def call(n):
     return out
 
 
+def seen(page):
+    """What the page shows where the bucket should be: for the message of a failed expectation."""
+    return page.evaluate(
+        """() => ({
+            url: location.href,
+            app: !document.getElementById("app-view").hidden,
+            live: document.getElementById("live").className,
+            filter: ["f-service", "f-group", "f-key"].map((id) => document.getElementById(id).value),
+            rows: [...document.querySelectorAll("#buckets tbody tr")].map((r) => r.dataset.bucket),
+            note: document.getElementById("b-note").textContent,
+            range: document.getElementById("b-range").textContent,
+        })"""
+    )
+
+
 def remaining(page):
     row = page.locator(f'tr[data-bucket="{key}|b24|portal"]')
-    expect(row).to_have_count(1, timeout=10_000)
+    try:
+        expect(row).to_have_count(1, timeout=10_000)
+    except AssertionError as e:
+        raise SystemExit(f"no row for the bucket; the page shows {seen(page)}; errors {errors}; console {console[-10:]}") from e
     return int(row.get_attribute("data-remaining")), int(row.get_attribute("data-limit"))
 
 
@@ -56,6 +74,14 @@ with sync_playwright() as p:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # The live feeds the page has open: one at a time, or an old filter's page would be drawn over
+    # the new one's.
+    feeds = set()
+    page.on("request", lambda r: "/events?" in r.url and feeds.add(r))
+    page.on("requestfailed", lambda r: feeds.discard(r))
+    page.on("requestfinished", lambda r: feeds.discard(r))
+    console = []  # for the message of a failed expectation only (a refused token logs one too)
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
     page.goto(base + "/ui")
 
     if shots:
@@ -84,6 +110,9 @@ with sync_playwright() as p:
     page.select_option("#f-service", "b24")
     page.select_option("#f-key", key)
     wait_for(page, "a full bucket of 4", lambda r, lim: lim == 4 and r == 4)
+    page.wait_for_timeout(500)
+    if len(feeds) != 1:
+        raise SystemExit(f"the page keeps {len(feeds)} live feeds open: {[r.url for r in feeds]}")
 
     statuses = call(6)
     if statuses[:4] != [200] * 4 or all(s == 200 for s in statuses[4:]):

@@ -28,8 +28,8 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
-  const init = { method, headers: { Authorization: "Bearer " + ui.token } };
+async function api(method, path, body, signal) {
+  const init = { method, headers: { Authorization: "Bearer " + ui.token }, signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -208,7 +208,9 @@ async function startFeed() {
   p.set("interval_ms", 500);
   const path = `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/events?${p}`;
   try {
-    const r = await api("GET", path, undefined);
+    // The signal ends this feed's request when another feed replaces it (a new filter, page or
+    // sandbox): without it the old stream would go on rendering its own page over the new one.
+    const r = await api("GET", path, undefined, ctl.signal);
     $("live").classList.add("on");
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
@@ -226,6 +228,7 @@ async function startFeed() {
           if (line.startsWith("event:")) name = line.slice(6).trim();
           else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
         }
+        if (ctl.signal.aborted) return;
         if (data.length) onEvent(name, JSON.parse(data.join("\n")));
       }
     }
