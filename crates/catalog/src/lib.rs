@@ -18,6 +18,7 @@
 pub mod amocrm_import;
 pub mod apify_import;
 pub mod b24_import;
+mod classify;
 pub mod definition;
 mod error;
 mod export;
@@ -34,6 +35,7 @@ mod wb;
 pub mod wb_import;
 pub mod ymarket_import;
 
+pub use classify::AnswerKind;
 pub use error::CatalogError;
 pub use export::CatalogRow;
 pub use model::{

@@ -69,6 +69,15 @@ pub enum ClientError {
         /// The service's error body (a JSON string when it was not JSON).
         body: serde_json::Value,
     },
+    /// The HTTP stack failed otherwise (not reqwest's own error) on every attempt.
+    #[error("HTTP stack error after {attempts} attempt(s): {source}")]
+    Transport {
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        #[source]
+        source: crate::BoxError,
+    },
     /// The limiter's store failed and is fail-closed.
     #[error(transparent)]
     Limiter(#[from] apistend_limiter::LimiterError),

@@ -1,9 +1,12 @@
 //! The client's limiter and retry rules as tower middleware, for an HTTP stack of your own.
 //!
 //! [`RateLimitLayer`] takes a token from every limit group of a request before passing it on, and
-//! turns a rate-limit answer into a penalty of the shared bucket; [`RetryPolicy`] retries as
-//! [`Client::send`](crate::RequestBuilder::send) does. Stack the retry outside the limiter, so
-//! that every attempt takes its own token:
+//! judges the answer by the service's definition (a rate limit penalizes the shared bucket);
+//! [`RetryPolicy`] retries by that judgement. [`Client::send`](crate::RequestBuilder::send) is
+//! this very stack over [`reqwest_transport`](crate::reqwest_transport): one decision path for
+//! the client, the layer and `apistend proxy`. Stack the retry outside the limiter, so that every
+//! attempt takes its own token. Answers reach the layer whole (a body that is `AsRef<[u8]>`):
+//! where a status alone is ambiguous (Bitrix24's 503), the body's error code decides.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), apistend_client::BoxError> {
@@ -32,16 +35,17 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use apistend_catalog::Method;
 use tower::{Layer, Service};
 
-use crate::client::{Inner, backoff};
+use crate::client::{Answer, Inner, Judged, backoff};
 use crate::error::ClientError;
 use crate::metrics::RetryCause;
+use crate::transport::AttemptTimeout;
 
 /// The error type of the middleware: the inner service's error, or a [`ClientError`] (a local
 /// refusal past the wait ceiling, or a failed fail-closed store).
@@ -69,6 +73,23 @@ impl Waited {
     #[must_use]
     pub fn get(&self) -> Duration {
         Duration::from_micros(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// The tries a call made so far, as a request extension that `send` puts in and reads after the
+/// call: [`RateLimit`] counts each one, [`RetryPolicy`] carries it to the next.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Attempts(Arc<AtomicU32>);
+
+impl Attempts {
+    /// Counts one more try; returns its number (1 for the first).
+    fn next(&self) -> u32 {
+        self.0.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    }
+
+    /// The tries so far.
+    pub(crate) fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -119,19 +140,13 @@ impl<S> std::fmt::Debug for RateLimit<S> {
     }
 }
 
-/// A rate-limit answer, judged from the status alone (the layer does not read bodies), by the
-/// one classifier of the service's definition: 429, or its own rejection status (Bitrix24's 503).
-fn rate_limited(service: &apistend_catalog::Service, status: http::StatusCode) -> bool {
-    service.is_rate_limited(status.as_u16(), None)
-}
-
 impl<S, B, RB> Service<http::Request<B>> for RateLimit<S>
 where
     S: Service<http::Request<B>, Response = http::Response<RB>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
     B: Send + 'static,
-    RB: Send + 'static,
+    RB: AsRef<[u8]> + Send + 'static,
 {
     type Response = http::Response<RB>;
     type Error = BoxError;
@@ -157,17 +172,18 @@ where
             if let Some(w) = req.extensions().get::<Waited>() {
                 w.add(waited);
             }
+            let attempt = req.extensions().get::<Attempts>().map_or(1, Attempts::next);
             client.counters().attempts.fetch_add(1, Ordering::Relaxed);
             let sending = Instant::now();
-            let resp = inner.call(req).await.map_err(Into::into)?;
+            let mut resp = inner.call(req).await.map_err(Into::into)?;
             client.record_latency(sending.elapsed());
-            client
-                .observe(&plan, resp.status().as_u16(), resp.headers())
-                .await?;
-            if rate_limited(client.definition(), resp.status()) {
-                client
-                    .penalize(&plan, resp.status().as_u16(), resp.headers(), 1)
-                    .await?;
+            let answer = Answer {
+                status: resp.status().as_u16(),
+                headers: resp.headers(),
+                body: resp.body().as_ref(),
+            };
+            if let Some(judged) = client.judge(&plan, &answer, attempt).await? {
+                resp.extensions_mut().insert(judged);
             }
             Ok(resp)
         })
@@ -175,11 +191,14 @@ where
 }
 
 /// The client's retry rules for `tower::retry`; made by
-/// [`Client::retry_policy`](crate::Client::retry_policy).
+/// [`Client::retry_policy`](crate::Client::retry_policy). `Client::send` is this policy over
+/// [`RateLimitLayer`] over [`reqwest_transport`](crate::reqwest_transport).
 ///
-/// Up to the configured attempts in all: a rate-limit answer is retried at once (the next
-/// attempt's token waits out the penalty [`RateLimit`] wrote), a 5xx or a transport error after
-/// `base·2^(attempt−1) + jitter`; other answers, and the limiter's own refusals, are final.
+/// Up to the configured attempts in all, as [`RateLimit`] judged each answer: a rate-limit
+/// answer is retried at once (the next attempt's token waits out the penalty it wrote); a
+/// method whose operating time is spent after its budget frees up, unless that is past the
+/// call's ceiling; a 5xx or a transport error after `base·2^(attempt−1) + jitter`; never a wait
+/// past the request's [`Deadline`]. Other answers, and the limiter's own refusals, are final.
 /// Requests are cloned for a retry, so their body type must be `Clone`.
 #[derive(Clone)]
 pub struct RetryPolicy {
@@ -208,31 +227,45 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
 
     fn retry(
         &mut self,
-        _req: &mut http::Request<B>,
+        req: &mut http::Request<B>,
         result: &mut Result<http::Response<RB>, BoxError>,
     ) -> Option<Self::Future> {
         let c = &self.client;
         if self.attempt >= c.config().attempts.max(1) {
             return None;
         }
-        let wait = match result {
-            Ok(r) if rate_limited(c.definition(), r.status()) => {
-                c.count_retry(RetryCause::RateLimit);
-                Duration::ZERO
-            }
-            Ok(r) if r.status().is_server_error() => {
-                c.count_retry(RetryCause::Server);
-                backoff(c.config().retry_base, self.attempt)
-            }
-            Ok(_) => return None,
+        let (wait, cause) = match result {
+            Ok(r) => match r.extensions().get::<Judged>() {
+                Some(Judged::RateLimited { .. }) => (Duration::ZERO, Some(RetryCause::RateLimit)),
+                Some(Judged::OperatingTimeSpent {
+                    past_ceiling: true, ..
+                }) => return None,
+                // Not counted as a retry of the bucket: only this method waits.
+                Some(Judged::OperatingTimeSpent { wait, .. }) => (*wait, None),
+                None if r.status().is_server_error() => (
+                    backoff(c.config().retry_base, self.attempt),
+                    Some(RetryCause::Server),
+                ),
+                None => return None,
+            },
             // The limiter's own verdicts (a refusal past the ceiling, a store that is down) are
             // not the network's: retrying cannot help.
             Err(e) if e.downcast_ref::<ClientError>().is_some() => return None,
-            Err(_) => {
-                c.count_retry(RetryCause::Network);
-                backoff(c.config().retry_base, self.attempt)
-            }
+            Err(_) => (
+                backoff(c.config().retry_base, self.attempt),
+                Some(RetryCause::Network),
+            ),
         };
+        if req
+            .extensions()
+            .get::<Deadline>()
+            .is_some_and(|d| Instant::now() + wait > d.0)
+        {
+            return None;
+        }
+        if let Some(cause) = cause {
+            c.count_retry(cause);
+        }
         self.attempt += 1;
         Some(tokio::time::sleep(wait))
     }
@@ -249,6 +282,12 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         }
         if let Some(w) = req.extensions().get::<Waited>() {
             copy.extensions_mut().insert(w.clone());
+        }
+        if let Some(a) = req.extensions().get::<Attempts>() {
+            copy.extensions_mut().insert(a.clone());
+        }
+        if let Some(t) = req.extensions().get::<AttemptTimeout>() {
+            copy.extensions_mut().insert(*t);
         }
         Some(copy)
     }

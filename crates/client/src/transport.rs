@@ -2,10 +2,31 @@
 //! [`RetryPolicy`](crate::RetryPolicy) to wrap: a request goes out as it is, its answer comes
 //! back whole (status, headers, body), whatever its status — judging answers is the layers' job.
 
+use std::time::{Duration, Instant};
+
 use apistend_catalog::Method;
 use bytes::Bytes;
 
-use crate::BoxError;
+use crate::{BoxError, Deadline};
+
+/// The longest one try of `Client::send` may take, as a request extension: the transport gives
+/// each try this much, or what is left to the request's [`Deadline`] if that is sooner.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptTimeout(pub(crate) Duration);
+
+impl AttemptTimeout {
+    /// This try's timeout, for a request with these extensions.
+    fn of(ext: &http::Extensions) -> Option<Duration> {
+        let t = ext.get::<AttemptTimeout>()?.0;
+        Some(match ext.get::<Deadline>() {
+            Some(d) => t.min(
+                d.0.saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1)),
+            ),
+            None => t,
+        })
+    }
+}
 
 /// The catalog's method as reqwest's, for code that sends an operation's request itself.
 ///
@@ -63,12 +84,14 @@ pub fn reqwest_transport(
         let http = http.clone();
         async move {
             let (parts, body) = req.into_parts();
-            let answer = http
+            let mut out = http
                 .request(parts.method, parts.uri.to_string())
                 .headers(parts.headers)
-                .body(body)
-                .send()
-                .await?;
+                .body(body);
+            if let Some(t) = AttemptTimeout::of(&parts.extensions) {
+                out = out.timeout(t);
+            }
+            let answer = out.send().await?;
             let mut out = http::Response::builder()
                 .status(answer.status())
                 .version(http::Version::HTTP_11);

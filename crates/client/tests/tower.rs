@@ -160,3 +160,145 @@ async fn a_wait_past_the_deadline_is_a_typed_local_refusal_not_retried() {
     }
     assert_eq!(c.stats().attempts, 2, "nothing was sent");
 }
+
+/// A Bitrix24 whose methods may run one second of every ten minutes (its definition, edited as
+/// a user would).
+async fn b24_with_a_short_operating_budget() -> support::TestSandbox {
+    let (_, text) = apistend_catalog::definition::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "b24.toml")
+        .unwrap();
+    let text = text.replace(
+        "operating_budget = { limit_secs = 480, window_secs = 600 }",
+        "operating_budget = { limit_secs = 1, window_secs = 600 }",
+    );
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("b24.toml".into(), text)
+        .unwrap();
+    support::sandbox_with(|c| c.with_definitions(defs)).await
+}
+
+/// Bitrix24's ambiguous answers are judged alike by `send` and by a stack of the caller's own
+/// (one classifier, from its definition, reading the body only there): its 503
+/// `QUERY_LIMIT_EXCEEDED` is a rate limit that penalizes the portal's bucket; its 503
+/// `SERVICE_UNAVAILABLE` a server error, retried with backoff, that penalizes nothing; its 429
+/// `OPERATION_TIME_LIMIT` blocks that method alone for ten minutes — past the ceiling, so final
+/// at once, and no penalty of the bucket either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bitrix24_answers_are_judged_alike_by_send_and_by_the_layer() {
+    let s = b24_with_a_short_operating_budget().await;
+    let b24 = Client::builder()
+        .service(ServiceId::B24)
+        .account("portal-1")
+        .base_url(format!("{}/b24", s.base))
+        .header("X-Mock-Delay", "0")
+        .store(Store::from(MemoryStore::new()))
+        .config(support::quick())
+        .build()
+        .unwrap();
+    let method = |m: &str| format!("/rest/1/{}/{m}.json", s.key);
+    let mut stack = ServiceBuilder::new()
+        .retry(b24.retry_policy())
+        .layer(b24.layer())
+        .service(transport());
+    let through_stack = |path: String, scenario: Option<&str>| {
+        let mut req =
+            http::Request::post(format!("{}/b24{path}", s.base)).header("X-Mock-Delay", "0");
+        if let Some(scenario) = scenario {
+            req = req.header("X-Mock-Scenario", scenario);
+        }
+        req.body(Vec::new()).unwrap()
+    };
+
+    // 503 SERVICE_UNAVAILABLE: a server error, three tries, no penalty.
+    let e = b24
+        .post(method("crm.deal.fields"))
+        .header("X-Mock-Scenario", "unavailable")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ClientError::Server {
+                status: 503,
+                attempts: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let r = call(
+        &mut stack,
+        through_stack(method("crm.deal.fields"), Some("unavailable")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 503);
+    let st = b24.stats();
+    assert_eq!(
+        (st.retries_server, st.penalties, st.server_rate_limits),
+        (4, 0, 0),
+        "{st:?}"
+    );
+
+    // 503 QUERY_LIMIT_EXCEEDED: a rate limit, the bucket penalized, retried.
+    let e = b24
+        .post(method("crm.deal.fields"))
+        .header("X-Mock-Scenario", "rate_limit")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ClientError::RateLimited {
+                refused_by: RefusedBy::Server,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let st = b24.stats();
+    assert_eq!(st.server_rate_limits, 3, "every try was refused: {st:?}");
+    assert_eq!((st.penalties, st.retries_rate_limit), (3, 2), "{st:?}");
+
+    // Spend crm.deal.list's second of operating time, then it is blocked.
+    for _ in 0..2 {
+        b24.post(method("crm.deal.list"))
+            .header("X-Mock-Delay", "700")
+            .send()
+            .await
+            .unwrap();
+    }
+    let before = b24.stats();
+    let e = b24.post(method("crm.deal.list")).send().await.unwrap_err();
+    let ClientError::RateLimited {
+        retry_after,
+        refused_by: RefusedBy::Server,
+    } = e
+    else {
+        panic!("{e:?}");
+    };
+    assert!(
+        retry_after > Duration::from_secs(500),
+        "until the budget frees up: {retry_after:?}"
+    );
+    let r = call(&mut stack, through_stack(method("crm.deal.list"), None))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    let st = b24.stats();
+    assert_eq!(
+        st.attempts,
+        before.attempts + 2,
+        "one try each, not retried: {st:?}"
+    );
+    assert_eq!(
+        (st.penalties, st.server_rate_limits),
+        (3, 3),
+        "the bucket is not penalized: {st:?}"
+    );
+    // Other methods go on.
+    b24.post(method("crm.deal.fields")).send().await.unwrap();
+}

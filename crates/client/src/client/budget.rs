@@ -142,6 +142,7 @@ impl Inner {
             // takes per request.
             weight: operation.map_or(1, |o| o.weight),
             local_remaining: std::sync::atomic::AtomicU32::new(u32::MAX),
+            op_path,
         };
         self.refresh(&plan);
         plan
@@ -294,6 +295,9 @@ pub(crate) struct Plan<'a> {
     /// Tokens the first group's bucket held after this call's last acquisition (`u32::MAX`
     /// before one): a server reporting fewer is believed ([`Inner::observe`]).
     pub(crate) local_remaining: std::sync::atomic::AtomicU32,
+    /// The operation's path as the catalog has it (Bitrix24's method as `/rest/{method}`): what
+    /// an operating-time budget is kept per.
+    pub(crate) op_path: String,
 }
 
 impl Plan<'_> {

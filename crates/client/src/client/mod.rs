@@ -4,11 +4,13 @@
 //! - this file: [`Client`] and the state its clones share;
 //! - `builder`: [`ClientBuilder`];
 //! - `budget`: what a call draws from (plan, acquire, penalize, margin, ceiling, backoff);
-//! - `request`: [`RequestBuilder`] and the attempt loop;
+//! - `judge`: what an answer means for the call (the one place answers are classified);
+//! - `request`: [`RequestBuilder`]: one call, sent through the layer and the retry policy;
 //! - `response`: [`Response`].
 
 mod budget;
 mod builder;
+mod judge;
 mod request;
 mod response;
 
@@ -26,6 +28,7 @@ use crate::metrics::{Counters, Handles, Stats};
 pub(crate) use budget::backoff;
 use budget::operation_path;
 pub use builder::ClientBuilder;
+pub(crate) use judge::{Answer, Judged};
 pub use request::RequestBuilder;
 pub use response::Response;
 
@@ -47,7 +50,8 @@ pub(crate) struct Inner {
     learner: Learner,
     /// The metric handles of this account's groups.
     handles: Handles,
-    /// Bitrix24: when each method's operating-time budget frees up (from the `time` blocks).
+    /// Services with an operating budget (Bitrix24): when each operation's budget frees up, by
+    /// its catalog path (from the `time` blocks of its answers).
     operating_reset: Mutex<HashMap<String, f64>>,
     /// A decaying maximum of recent request latencies (send to response head), in µs: no request
     /// reaches the server later than its answer comes back, so this bounds how late a previous

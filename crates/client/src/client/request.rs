@@ -1,16 +1,17 @@
-//! [`RequestBuilder`]: one call, and its attempt loop.
+//! [`RequestBuilder`]: one call, sent through the client's own tower stack.
 
-use std::sync::PoisonError;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use apistend_catalog::Method;
+use bytes::Bytes;
 use serde_json::Value;
+use tower::ServiceExt;
 
-use super::budget::{operation_path, until_unix};
-use super::{Client, Response, backoff};
+use super::{Client, Judged, Response};
 use crate::error::{ClientError, RefusedBy};
-use crate::hint::server_hint;
-use crate::metrics::{RetryCause, inc};
+use crate::layer::Attempts;
+use crate::transport::AttemptTimeout;
+use crate::{BoxError, Deadline, Waited};
 
 /// One request being built.
 #[derive(Debug)]
@@ -57,7 +58,9 @@ impl RequestBuilder<'_> {
         self
     }
 
-    /// Sends with acquisition, retries and penalties.
+    /// Sends with acquisition, retries and penalties: through [`RetryPolicy`](crate::RetryPolicy)
+    /// over [`RateLimitLayer`](crate::RateLimitLayer) over
+    /// [`reqwest_transport`](crate::reqwest_transport), the stack `apistend proxy` uses too.
     ///
     /// # Errors
     /// A [`ClientError`]: rate-limited (locally or by the server) with `retry_after`, a server or
@@ -68,155 +71,127 @@ impl RequestBuilder<'_> {
     /// taken spends that token, as the request may already be on the wire.
     pub async fn send(self) -> Result<Response, ClientError> {
         let c = &self.client.inner;
-        let op_path = operation_path(c.definition(), &self.path);
-        let plan = c.plan(self.method, &self.path);
-        let ceiling = plan.ceiling;
-        let url = format!("{}{}", c.base, self.path);
-        let b24_method = c
-            .definition()
-            .has_webhook_paths()
-            .then(|| op_path.trim_start_matches("/rest/").to_owned());
-        let attempts = c.config.attempts.max(1);
-        let mut waited = Duration::ZERO;
-        for attempt in 1..=attempts {
-            waited += c.acquire(&plan, self.deadline).await?;
-            inc(&c.counters.attempts);
-            let mut req = c
-                .http
-                .request(crate::http_method(self.method), &url)
-                .query(&c.query)
-                .query(&self.query);
-            let mut timeout = c.config.request_timeout;
-            if let Some(d) = self.deadline {
-                timeout = timeout.min(
-                    d.saturating_duration_since(Instant::now())
-                        .max(Duration::from_millis(1)),
-                );
-            }
-            req = req.timeout(timeout);
-            for (k, v) in &self.headers {
-                req = req.header(k.as_str(), v.as_str());
-            }
-            if let Some((body, ct)) = &self.body {
-                req = req
-                    .header(reqwest::header::CONTENT_TYPE, *ct)
-                    .body(body.clone());
-            }
-            let sending = Instant::now();
-            let sent = match req.send().await {
-                Ok(r) => {
-                    c.record_latency(sending.elapsed());
-                    let status = r.status().as_u16();
-                    let headers = r.headers().clone();
-                    r.bytes().await.map(|b| (status, headers, b.to_vec()))
-                }
-                Err(e) => Err(e),
-            };
-            let (status, headers, body) = match sent {
-                Ok(x) => x,
-                Err(e) => {
-                    if attempt == attempts || !self.backoff(attempt).await {
-                        return Err(ClientError::Network {
-                            attempts: attempt,
-                            source: e,
-                        });
-                    }
-                    c.count_retry(RetryCause::Network);
-                    continue;
-                }
-            };
-            // The server's report of the tokens left tightens the shared bucket.
-            c.observe(&plan, status, &headers).await?;
-            let json: Value = serde_json::from_slice(&body)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-            // The body's error code, where the service's errors carry one (Bitrix24's `error`).
-            let error_code = json.get("error").and_then(Value::as_str).unwrap_or("");
-            if (200..400).contains(&status) {
-                if let (Some(m), Some(at)) = (
-                    &b24_method,
-                    json.pointer("/time/operating_reset_at")
-                        .and_then(Value::as_f64),
-                ) {
-                    c.operating_reset
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(m.clone(), at);
-                }
-                return Ok(Response {
-                    status,
-                    headers,
-                    body,
-                    waited,
-                });
-            }
-            if c.definition()
-                .is_operating_time_spent(status, Some(error_code))
-            {
-                // This method's operating time is spent until its oldest minute leaves.
-                let reset = b24_method.as_ref().and_then(|m| {
-                    c.operating_reset
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get(m)
-                        .copied()
-                });
-                let wait = reset
-                    .map(until_unix)
-                    .or_else(|| server_hint(&headers, SystemTime::now()))
-                    .unwrap_or(c.config.retry_base);
-                if attempt == attempts || wait > ceiling || !self.sleep_within_deadline(wait).await
-                {
-                    return Err(ClientError::RateLimited {
-                        retry_after: wait,
-                        refused_by: RefusedBy::Server,
-                    });
-                }
-                continue;
-            }
-            let rate_limited = c.definition().is_rate_limited(status, Some(error_code));
-            if rate_limited {
-                let pause = c.penalize(&plan, status, &headers, attempt).await?;
-                if attempt == attempts {
-                    return Err(ClientError::RateLimited {
-                        retry_after: pause,
-                        refused_by: RefusedBy::Server,
-                    });
-                }
-                c.count_retry(RetryCause::RateLimit);
-                // No sleep here: the next acquire waits out the penalty, as every process does.
-                continue;
-            }
-            match status {
-                401 => return Err(ClientError::Unauthorized { body: json }),
-                403 => return Err(ClientError::Forbidden { body: json }),
-                404 => return Err(ClientError::NotFound { body: json }),
-                500.. => {
-                    if attempt == attempts || !self.backoff(attempt).await {
-                        return Err(ClientError::Server {
-                            status,
-                            attempts: attempt,
-                            body: String::from_utf8_lossy(&body).into_owned(),
-                        });
-                    }
-                    c.count_retry(RetryCause::Server);
-                }
-                _ => return Err(ClientError::Api { status, body: json }),
-            }
+        let waited = Waited::default();
+        let attempts = Attempts::default();
+        let req = self.http_request(&waited, &attempts)?;
+        let stack = tower::ServiceBuilder::new()
+            .retry(self.client.retry_policy())
+            .layer(self.client.layer())
+            .service(crate::reqwest_transport(c.http.clone()));
+        let tries = || attempts.get().max(1);
+        match stack.oneshot(req).await {
+            Ok(answer) => ended(answer, waited.get(), tries()),
+            Err(e) => Err(failure(e, tries())),
         }
-        Err(ClientError::Config("no attempt was made".into()))
     }
 
-    /// Sleeps the backoff of `attempt`; false when the deadline does not leave room for it.
-    async fn backoff(&self, attempt: u32) -> bool {
-        self.sleep_within_deadline(backoff(self.client.inner.config.retry_base, attempt))
-            .await
-    }
-
-    async fn sleep_within_deadline(&self, d: Duration) -> bool {
-        if self.deadline.is_some_and(|dl| Instant::now() + d > dl) {
-            return false;
+    /// The request as the stack takes it: the base URL and path, the client's and this call's
+    /// query, this call's headers (the client's own are reqwest's defaults) and body, the call's
+    /// deadline, wait and tries.
+    fn http_request(
+        &self,
+        waited: &Waited,
+        attempts: &Attempts,
+    ) -> Result<http::Request<Bytes>, ClientError> {
+        let c = &self.client.inner;
+        let mut url = format!("{}{}", c.base, self.path);
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        query.extend_pairs(c.query.iter().chain(&self.query));
+        let query = query.finish();
+        if !query.is_empty() {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(&query);
         }
-        tokio::time::sleep(d).await;
-        true
+        let bad = |e: http::Error| ClientError::Config(format!("request {url}: {e}"));
+        let mut req = http::Request::builder()
+            .method(crate::http_method(self.method))
+            .uri(url.as_str());
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let body = match &self.body {
+            Some((body, ct)) => {
+                req = req.header(http::header::CONTENT_TYPE, *ct);
+                Bytes::from(body.clone())
+            }
+            None => Bytes::new(),
+        };
+        let mut req = req.body(body).map_err(bad)?;
+        let ext = req.extensions_mut();
+        ext.insert(waited.clone());
+        ext.insert(attempts.clone());
+        ext.insert(AttemptTimeout(c.config.request_timeout));
+        if let Some(d) = self.deadline {
+            ext.insert(Deadline(d));
+        }
+        Ok(req)
+    }
+}
+
+/// What the last answer of a call makes of it.
+fn ended(
+    answer: http::Response<Bytes>,
+    waited: Duration,
+    attempts: u32,
+) -> Result<Response, ClientError> {
+    let status = answer.status().as_u16();
+    match answer.extensions().get::<Judged>() {
+        Some(Judged::RateLimited { pause }) => {
+            return Err(ClientError::RateLimited {
+                retry_after: *pause,
+                refused_by: RefusedBy::Server,
+            });
+        }
+        Some(Judged::OperatingTimeSpent { wait, .. }) => {
+            return Err(ClientError::RateLimited {
+                retry_after: *wait,
+                refused_by: RefusedBy::Server,
+            });
+        }
+        None => {}
+    }
+    let (parts, body) = answer.into_parts();
+    if (200..400).contains(&status) {
+        return Ok(Response {
+            status,
+            headers: parts.headers,
+            body: body.into(),
+            waited,
+        });
+    }
+    // The service's error body, as JSON (a JSON string when it is not).
+    let json = || {
+        serde_json::from_slice(&body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()))
+    };
+    Err(match status {
+        401 => ClientError::Unauthorized { body: json() },
+        403 => ClientError::Forbidden { body: json() },
+        404 => ClientError::NotFound { body: json() },
+        500.. => ClientError::Server {
+            status,
+            attempts,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        },
+        _ => ClientError::Api {
+            status,
+            body: json(),
+        },
+    })
+}
+
+/// The error a call ended in: the limiter's own (a local refusal, a store that is down), or the
+/// transport's after `attempts` tries.
+fn failure(e: BoxError, attempts: u32) -> ClientError {
+    let e = match e.downcast::<ClientError>() {
+        Ok(own) => return *own,
+        Err(e) => e,
+    };
+    match e.downcast::<reqwest::Error>() {
+        Ok(source) => ClientError::Network {
+            attempts,
+            source: *source,
+        },
+        Err(source) => ClientError::Transport { attempts, source },
     }
 }

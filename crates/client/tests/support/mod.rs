@@ -26,10 +26,14 @@ impl Drop for TestSandbox {
 
 /// Starts a sandbox with `overrides` (TOML).
 pub async fn sandbox(overrides: &str) -> TestSandbox {
+    let overrides = Overrides::from_toml(overrides).unwrap();
+    sandbox_with(|c| c.with_overrides(overrides)).await
+}
+
+/// Starts a sandbox with the demo key `client-key` and what `configure` adds.
+pub async fn sandbox_with(configure: impl FnOnce(SandboxConfig) -> SandboxConfig) -> TestSandbox {
     let dir = apistend_testkit::temp_dir("client-test");
-    let config = SandboxConfig::new(&dir)
-        .with_demo_key("client-key")
-        .with_overrides(Overrides::from_toml(overrides).unwrap());
+    let config = configure(SandboxConfig::new(&dir).with_demo_key("client-key"));
     let sandbox = Sandbox::new(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
