@@ -5,7 +5,8 @@
 //!   allowed makes the rate it was sent at an upper bound and narrows to 0.7 of it (or to the
 //!   lower bound, if higher); a rate held without rejection while the server showed headroom is
 //!   a lower bound, and headroom moves the rate a quarter of the way up to 0.97 of the upper
-//!   bound. Headroom
+//!   bound, but never past the server's rate where that is measured (below): a probe past a
+//!   precise measurement could only be rejected. Headroom
 //!   is a report of tokens left, or — for a service that reports nothing (Bitrix24, Ozon) —
 //!   any success, which gives back 2 % of the catalog's rate at a time (AIMD, as the AWS SDKs'
 //!   adaptive retry mode).
@@ -182,6 +183,9 @@ impl Learner {
                 // The server is slower than it was: what held before holds no more.
                 t.lower = None;
             }
+            if t.measured.is_some_and(|m| m >= upper * MARGIN) {
+                t.measured = None;
+            }
             let current = t.enforced(now);
             if at > current.rate_per_second() * 1.001 {
                 return;
@@ -279,6 +283,9 @@ struct Track {
     upper: Option<f64>,
     /// The highest rate that held, or was measured.
     lower: Option<f64>,
+    /// The server's rate as last measured precisely (the slope, less its error and at least
+    /// 3 %): headroom probes no faster — a probe past it could only be rejected.
+    measured: Option<f64>,
     /// When the rate last changed.
     changed_at: Option<Instant>,
 }
@@ -306,6 +313,7 @@ impl Track {
             rejected: false,
             upper: None,
             lower: None,
+            measured: None,
             changed_at: None,
         }
     }
@@ -385,6 +393,7 @@ impl Track {
                     lower = lower.min(u * MARGIN);
                 }
                 self.lower = Some(self.lower.map_or(lower, |l| l.max(lower)));
+                self.measured = Some(lower);
                 evidence = true;
                 if lower > rate * 1.02 {
                     rate = lower;
@@ -417,7 +426,9 @@ impl Track {
             self.lower = Some(self.lower.map_or(was, |low| low.max(was)));
         }
         let target = match (l.from, self.upper) {
-            (LearnedFrom::Headers, Some(u)) => (u * MARGIN).min(catalog),
+            (LearnedFrom::Headers, Some(u)) => (u * MARGIN)
+                .min(catalog)
+                .min(self.measured.unwrap_or(f64::INFINITY)),
             _ => catalog,
         };
         let step = match l.from {
@@ -621,11 +632,10 @@ mod tests {
         assert_eq!(learned.burst(), 2);
         let ms = learned.interval().as_secs_f64() * 1000.0;
         assert!((400.0..=440.0).contains(&ms), "learned {ms} ms");
-        // A rejection is the only proof of a rate too fast: a few probes above the server's
-        // rate after the first seconds, each halving the distance, then none.
+        // After the first rejections the measured rate caps the probes: none is refused later.
         eprintln!("admitted {admitted}, late rejections {late}");
         assert!(admitted >= 69, "admitted {admitted} of at most 77");
-        assert!(late <= 3, "{late} rejections after the first 3 s");
+        assert_eq!(late, 0, "rejections after the first 3 s");
         let view = l.snapshot(now);
         assert_eq!(view.len(), 1);
         assert_eq!(
