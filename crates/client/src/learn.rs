@@ -6,7 +6,11 @@
 //!   lower bound, if higher); a rate held without rejection while the server showed headroom is
 //!   a lower bound, and headroom moves the rate a quarter of the way up to 0.97 of the upper
 //!   bound, but never past the server's rate where that is measured (below): a probe past a
-//!   precise measurement could only be rejected. Headroom
+//!   precise measurement could only be rejected. A rate held only while every report left a
+//!   token to spare for the hold (the server's bucket stayed full before each request); a step
+//!   after which the server reports none to spare went past its rate and is taken back, the
+//!   stepped rate becoming an upper bound — the reports find it before a rejection would.
+//!   Headroom
 //!   is a report of tokens left, or — for a service that reports nothing (Bitrix24, Ozon) —
 //!   any success, which gives back 2 % of the catalog's rate at a time (AIMD, as the AWS SDKs'
 //!   adaptive retry mode).
@@ -152,8 +156,10 @@ impl Learner {
         self.with_track(b, now, |t| {
             t.report(report, now);
             t.measure(now, self.ttl);
-            if report.remaining.is_some_and(|left| left >= 1) {
-                t.headroom(now);
+            match report.remaining {
+                Some(0) => t.drained(now),
+                Some(_) => t.headroom(now),
+                None => {}
             }
         })
     }
@@ -195,6 +201,7 @@ impl Learner {
                 .max(b.catalog.rate_per_second() * FLOOR);
             t.adopt(current.burst(), rate, from, now + self.ttl);
             t.changed_at = Some(now);
+            t.probe = None;
         })
     }
 
@@ -288,6 +295,12 @@ struct Track {
     measured: Option<f64>,
     /// When the rate last changed.
     changed_at: Option<Instant>,
+    /// When the server last reported no token to spare (0 left after a request): it was
+    /// saturated then, so the rate held no headroom.
+    saturated_at: Option<Instant>,
+    /// The last step of headroom, from and to which rate (per second): while it is the rate in
+    /// force, a report of no token to spare says it was a step too far.
+    probe: Option<(f64, f64)>,
 }
 
 /// One unbroken series of reports.
@@ -315,6 +328,8 @@ impl Track {
             lower: None,
             measured: None,
             changed_at: None,
+            saturated_at: None,
+            probe: None,
         }
     }
 
@@ -336,6 +351,9 @@ impl Track {
             self.limit = Some(l);
         }
         let Some(left) = r.remaining else { return };
+        if left == 0 {
+            self.saturated_at = Some(now);
+        }
         let before = left.saturating_add(r.weight);
         self.top = self.top.max(before);
         let full = self.limit.unwrap_or(self.top);
@@ -417,10 +435,9 @@ impl Track {
         let catalog = self.catalog.rate_per_second();
         if l.from == LearnedFrom::Headers {
             let hold = HOLD.max(current.interval() * 4);
-            if self
-                .changed_at
-                .is_some_and(|at| now.duration_since(at) < hold)
-            {
+            // Held: unchanged, and every report since left a token to spare, for the hold.
+            let since = self.changed_at.max(self.saturated_at);
+            if since.is_some_and(|at| now.duration_since(at) < hold) {
                 return;
             }
             self.lower = Some(self.lower.map_or(was, |low| low.max(was)));
@@ -439,7 +456,26 @@ impl Track {
         if rate > was {
             self.adopt(current.burst(), rate, l.from, l.until);
             self.changed_at = Some(now);
+            self.probe = (l.from == LearnedFrom::Headers).then_some((was, rate));
         }
+    }
+
+    /// The server had no token to spare after a request. Under a rate that held with headroom
+    /// its bucket stays full before each request; if it drains right after a step of headroom,
+    /// the step went past the server's rate: back to the rate before it, and the stepped rate is
+    /// an upper bound — found by the server's reports, before any rejection.
+    fn drained(&mut self, now: Instant) {
+        let Some((from, to)) = self.probe.take() else {
+            return;
+        };
+        let current = self.enforced(now);
+        let Some(l) = self.learned else { return };
+        if (current.rate_per_second() - to).abs() > to * 0.001 {
+            return;
+        }
+        self.upper = Some(self.upper.map_or(to, |u| u.min(to)));
+        self.adopt(current.burst(), from, l.from, l.until);
+        self.changed_at = Some(now);
     }
 
     /// Enforces `burst` tokens at `rate` per second (never faster than the catalog's rate) until
@@ -642,6 +678,51 @@ mod tests {
             (view[0].from, view[0].catalog),
             (LearnedFrom::Headers, catalog)
         );
+    }
+
+    /// A step of headroom after which the server reports no token to spare went past its rate:
+    /// it is taken back before any rejection, and the stepped rate bounds the next steps.
+    #[test]
+    fn a_step_that_drains_the_servers_bucket_is_taken_back() {
+        let catalog = q(5, 200);
+        let l = Learner::new(Duration::from_secs(600));
+        let t0 = Instant::now();
+        let rate = |at| l.quota(b(catalog), at).0.rate_per_second();
+        let report = |left| Report {
+            remaining: Some(left),
+            limit: None,
+            weight: 1,
+        };
+        l.rejected(b(catalog), catalog, t0, LearnedFrom::Headers);
+        let narrowed = rate(t0);
+        assert!((narrowed - 3.5).abs() < 0.01, "{narrowed}");
+        // A token to spare after every request for the hold: one step up.
+        let mut at = t0;
+        while rate(at) <= narrowed {
+            at += Duration::from_millis(300);
+            assert!(at < t0 + Duration::from_secs(10), "no step of headroom");
+            l.reported(b(catalog), report(1), at);
+        }
+        let stepped = rate(at);
+        // The next answer finds the bucket drained: back to the rate before the step.
+        at += Duration::from_millis(300);
+        l.reported(b(catalog), report(0), at);
+        assert!(
+            (rate(at) - narrowed).abs() < 0.01,
+            "{} after {stepped}",
+            rate(at)
+        );
+        // Headroom again later: never up to the drained step again.
+        for _ in 0..200 {
+            at += Duration::from_millis(300);
+            l.reported(b(catalog), report(1), at);
+            assert!(
+                rate(at) < stepped * MARGIN + 1e-9,
+                "{} past {stepped}",
+                rate(at)
+            );
+        }
+        assert!(rate(at) > narrowed, "it still climbs below the bound");
     }
 
     #[test]
