@@ -2,7 +2,7 @@
 //! bucket's decision, and when it is sent (WB's `X-Ratelimit-Remaining` on every answer but a
 //! 429; MoySklad's `X-Lognex-Retry-After` on a rejection).
 
-use apistend_limiter::Decision;
+use apistend_limiter::{Decision, Quota};
 use serde::{Deserialize, Serialize};
 
 use crate::model::Service;
@@ -27,6 +27,9 @@ pub enum RateValue {
     /// The moment the bucket is full again, as an HTTP date (Yandex Market's
     /// `X-RateLimit-Resource-Until`).
     ResetDate,
+    /// The bucket's window in milliseconds: how long its capacity takes to come back from empty
+    /// (MoySklad's `X-Lognex-Retry-TimeInterval`). With the limit, it tells a client the rate.
+    WindowMs,
 }
 
 /// When a header is sent.
@@ -102,10 +105,11 @@ pub(crate) const MAX_RATE_HEADERS: usize = 5;
 pub const X_APISTEND_RETRY_AFTER: &str = "x-apistend-retry-after";
 
 impl Service {
-    /// The rate-limit headers the real service sends with an answer, given the bucket's decision:
-    /// `rejected` for the over-the-limit answer. Where the definition asks for it (services that
-    /// give no pause on their rejection), [`X_APISTEND_RETRY_AFTER`] carries the pause.
-    pub fn rate_headers(&self, decision: &Decision, rejected: bool) -> RateHeaders {
+    /// The rate-limit headers the real service sends with an answer, given the bucket's decision
+    /// and its quota: `rejected` for the over-the-limit answer. Where the definition asks for it
+    /// (services that give no pause on their rejection), [`X_APISTEND_RETRY_AFTER`] carries the
+    /// pause.
+    pub fn rate_headers(&self, decision: &Decision, quota: &Quota, rejected: bool) -> RateHeaders {
         let mut h = RateHeaders::default();
         for rule in &self.headers {
             let sent = match rule.on {
@@ -118,6 +122,7 @@ impl Service {
                     Ok(RateValue::ResetDate) => {
                         h.push(rule.name, decision.reset_after_secs(), true);
                     }
+                    Ok(RateValue::WindowMs) => h.push(rule.name, window_ms(quota), false),
                     Ok(v) => h.push(rule.name, value(v, decision), false),
                     Err(fixed) => h.push(rule.name, fixed, false),
                 }
@@ -143,5 +148,13 @@ fn value(v: RateValue, d: &Decision) -> u64 {
         RateValue::RetryAfterMs => ms(d.retry_after),
         RateValue::ResetSecs | RateValue::ResetDate => d.reset_after_secs(),
         RateValue::ResetMs => ms(d.reset_after),
+        // Not a number of the decision: `rate_headers` writes it from the quota.
+        RateValue::WindowMs => 0,
     }
+}
+
+/// A quota's window (burst × interval) in whole milliseconds, rounded: 45 per 3 s is 3000.
+fn window_ms(q: &Quota) -> u64 {
+    let window = q.interval().saturating_mul(q.burst());
+    u64::try_from(window.as_micros().saturating_add(500) / 1000).unwrap_or(u64::MAX)
 }

@@ -22,8 +22,13 @@
 //!   series, since a full bucket loses refill; finished series are pooled, each with its own
 //!   intercept, older ones weighing less (half every minute).
 //!
-//! No rate is learned for a service that reports tokens left before a rejection has shown the
-//! server stricter than the model; the rate only ever narrows below the catalog's, and the
+//! - The rate the server states, where it reports both its limit and its window (MoySklad's
+//!   `X-RateLimit-Limit` and `X-Lognex-Retry-TimeInterval`): adopted at once in either
+//!   direction, past the catalog's rate too (its own headers say more is allowed), and the
+//!   fastest the client then goes.
+//!
+//! No rate is otherwise learned for a service that reports tokens left before a rejection has
+//! shown the server stricter than the model; the rate only ever narrows below the catalog's, and the
 //! burst follows the server's limit header either way. A learned quota holds for a TTL that
 //! each rejection or measurement renews; then the catalog's is back. Learning is per process
 //! (see `docs/architecture.md`).
@@ -120,6 +125,8 @@ pub(crate) struct Report {
     pub(crate) remaining: Option<u32>,
     /// The server's limit (burst), when sent.
     pub(crate) limit: Option<u32>,
+    /// The server's window (its limit per this time), when sent (MoySklad's 3000 ms).
+    pub(crate) window: Option<Duration>,
     /// Tokens the request took.
     pub(crate) weight: u32,
 }
@@ -301,6 +308,9 @@ struct Track {
     /// The last step of headroom, from and to which rate (per second): while it is the rate in
     /// force, a report of no token to spare says it was a step too far.
     probe: Option<(f64, f64)>,
+    /// The rate the server states (its limit over its window, where it reports both): the
+    /// fastest the client goes, above the catalog's too.
+    stated: Option<f64>,
 }
 
 /// One unbroken series of reports.
@@ -330,6 +340,7 @@ impl Track {
             changed_at: None,
             saturated_at: None,
             probe: None,
+            stated: None,
         }
     }
 
@@ -349,6 +360,9 @@ impl Track {
     fn report(&mut self, r: Report, now: Instant) {
         if let Some(l) = r.limit.filter(|&l| l > 0) {
             self.limit = Some(l);
+            if let Some(w) = r.window.filter(|w| !w.is_zero()) {
+                self.stated = Some(f64::from(l) / w.as_secs_f64());
+            }
         }
         let Some(left) = r.remaining else { return };
         if left == 0 {
@@ -394,6 +408,15 @@ impl Track {
         let burst = self.limit.unwrap_or(current.burst());
         let mut rate = current.rate_per_second();
         let mut evidence = burst != current.burst();
+        // The server says its rate: faster than the model, believed at once unless a rejection
+        // showed otherwise (then headroom climbs towards it); slower, believed at once.
+        if let Some(stated) = self.stated
+            && (rate - stated).abs() > stated * 0.01
+            && (rate > stated || self.upper.is_none())
+        {
+            rate = stated;
+            evidence = true;
+        }
         if self.rejected && self.catalog.algorithm() == Algorithm::Gcra {
             let fit = self
                 .series
@@ -402,7 +425,7 @@ impl Track {
             if let Some((slope, se)) = fit.slope()
                 && slope > 0.0
                 && se < slope * PRECISION
-                && slope < self.catalog.rate_per_second() * TOLERANCE
+                && slope < self.top_rate() * TOLERANCE
             {
                 // Less its error and at least 3 %: not all of the noise is in the error
                 // (answers arrive out of the server's order, reports are whole tokens).
@@ -433,6 +456,7 @@ impl Track {
         let Some(l) = self.learned else { return };
         let was = current.rate_per_second();
         let catalog = self.catalog.rate_per_second();
+        let top = self.top_rate();
         if l.from == LearnedFrom::Headers {
             let hold = HOLD.max(current.interval() * 4);
             // Held: unchanged, and every report since left a token to spare, for the hold.
@@ -444,9 +468,9 @@ impl Track {
         }
         let target = match (l.from, self.upper) {
             (LearnedFrom::Headers, Some(u)) => (u * MARGIN)
-                .min(catalog)
+                .min(top)
                 .min(self.measured.unwrap_or(f64::INFINITY)),
-            _ => catalog,
+            _ => top,
         };
         let step = match l.from {
             LearnedFrom::Headers => ((target - was) * APPROACH).max(catalog * INCREASE / 4.0),
@@ -478,15 +502,21 @@ impl Track {
         self.changed_at = Some(now);
     }
 
-    /// Enforces `burst` tokens at `rate` per second (never faster than the catalog's rate) until
-    /// `until`; a quota equal to the catalog's is no learned quota.
+    /// The fastest rate the client goes: the server's stated one, else the catalog's.
+    fn top_rate(&self) -> f64 {
+        self.stated
+            .unwrap_or_else(|| self.catalog.rate_per_second())
+    }
+
+    /// Enforces `burst` tokens at `rate` per second (never faster than [`Track::top_rate`])
+    /// until `until`; a quota equal to the catalog's is no learned quota.
     fn adopt(&mut self, burst: u32, rate: f64, from: LearnedFrom, until: Instant) {
-        if rate >= self.catalog.rate_per_second() * 0.999 && burst == self.catalog.burst() {
-            self.learned = None;
-            return;
+        let rate = rate.min(self.top_rate());
+        let catalog = self.catalog.interval();
+        let mut interval = Duration::from_secs_f64(1.0 / rate);
+        if interval.abs_diff(catalog) <= catalog / 1000 {
+            interval = catalog;
         }
-        let rate = rate.min(self.catalog.rate_per_second());
-        let interval = Duration::from_secs_f64(1.0 / rate).max(self.catalog.interval());
         let Ok(quota) = Quota::new(burst, interval) else {
             return;
         };
@@ -635,6 +665,7 @@ mod tests {
                     let report = Report {
                         remaining: Some(left),
                         limit: None,
+                        window: None,
                         weight: 1,
                     };
                     l.reported(b(catalog), report, at);
@@ -643,6 +674,7 @@ mod tests {
                     let report = Report {
                         remaining: None,
                         limit: Some(burst),
+                        window: None,
                         weight: 1,
                     };
                     l.reported(b(catalog), report, at);
@@ -680,6 +712,39 @@ mod tests {
         );
     }
 
+    /// A server that states its limit and its window (MoySklad) is believed at once, in either
+    /// direction — past the catalog's rate too, since its own headers say so — and the catalog's
+    /// is back after the TTL without new reports.
+    #[test]
+    fn a_stated_limit_per_window_is_adopted_either_way() {
+        let catalog = Quota::new(45, Duration::from_secs(3) / 45).unwrap();
+        let l = Learner::new(Duration::from_secs(600));
+        let t0 = Instant::now();
+        let stated = |limit| Report {
+            remaining: Some(limit / 2),
+            limit: Some(limit),
+            window: Some(Duration::from_secs(3)),
+            weight: 4,
+        };
+        let rate = |at| l.quota(b(catalog), at).0.rate_per_second();
+        // What the catalog says: nothing learned.
+        l.reported(b(catalog), stated(45), t0);
+        assert!(l.snapshot(t0).is_empty());
+        // 90 per 3 s: twice the catalog's rate and burst.
+        l.reported(b(catalog), stated(90), t0);
+        let (q, _) = l.quota(b(catalog), t0);
+        assert_eq!(q.burst(), 90);
+        assert!((rate(t0) - 30.0).abs() < 0.01, "{}", rate(t0));
+        // 20 per 3 s: slower than the catalog, at once.
+        let t1 = t0 + Duration::from_secs(1);
+        l.reported(b(catalog), stated(20), t1);
+        assert_eq!(l.quota(b(catalog), t1).0.burst(), 20);
+        assert!((rate(t1) - 20.0 / 3.0).abs() < 0.01, "{}", rate(t1));
+        // No report for the TTL: the catalog's again.
+        let later = t1 + Duration::from_secs(601);
+        assert_eq!(l.quota(b(catalog), later), (catalog, true));
+    }
+
     /// A step of headroom after which the server reports no token to spare went past its rate:
     /// it is taken back before any rejection, and the stepped rate bounds the next steps.
     #[test]
@@ -691,6 +756,7 @@ mod tests {
         let report = |left| Report {
             remaining: Some(left),
             limit: None,
+            window: None,
             weight: 1,
         };
         l.rejected(b(catalog), catalog, t0, LearnedFrom::Headers);
@@ -749,6 +815,7 @@ mod tests {
                 let report = Report {
                     remaining: left,
                     limit: None,
+                    window: None,
                     weight: 1,
                 };
                 l.reported(b(catalog), report, t0 + Duration::from_secs_f64(t));

@@ -340,3 +340,35 @@ async fn a_server_reporting_fewer_tokens_left_tightens_the_shared_bucket() {
     assert_eq!(c.stats().server_rate_limits, 0, "{:?}", c.stats());
     assert_eq!(c.stats().attempts, 2);
 }
+
+/// A server more generous than the catalog that says so in its headers (MoySklad's limit and
+/// window: 90 units per 3 s against the catalog's 45) is used at its own rate: after the first
+/// answer, 21 more requests of weight 4 (88 units in all) go without a wait — each with a 100 ms
+/// deadline, which the catalog's quota would break from the twelfth on — and the server refuses
+/// none. The base URL is MoySklad's own form, ending in `/api/remap/1.2`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
+    let s = support::sandbox("[moysklad.groups.user]\nburst = 90\nper_second = 30\n").await;
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let ms = Client::builder()
+        .service(catalog.service_id("moysklad").unwrap())
+        .account("ms-user")
+        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .header("X-Mock-Delay", "0")
+        .store(Store::from(MemoryStore::new()))
+        .config(support::quick())
+        .build()
+        .unwrap();
+    ms.get("/entity/product").send().await.unwrap();
+    let learned = ms.learned();
+    assert_eq!(learned.len(), 1, "{learned:?}");
+    assert_eq!(learned[0].quota.burst(), 90, "{learned:?}");
+    for i in 0..21 {
+        let deadline = Instant::now() + Duration::from_millis(100);
+        let r = ms.get("/entity/product").deadline(deadline).send().await;
+        assert!(r.is_ok(), "request {i}: {r:?} {:?}", ms.learned());
+    }
+    let st = ms.stats();
+    assert_eq!((st.server_rate_limits, st.local_refusals), (0, 0), "{st:?}");
+}

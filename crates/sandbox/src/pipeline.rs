@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_catalog::{ErrorContext, ErrorKind, RateHeaders, Service, ServiceId};
-use apistend_limiter::Decision;
+use apistend_limiter::{Decision, Quota};
 use axum::body::Body;
 use futures_util::stream;
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
@@ -442,17 +442,18 @@ async fn handle_inner(
         }
     };
     let mut decision = charge.decision;
+    let quota = charge.quota;
     let limit = decision.limit;
     seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
         if let Some(rule) = &service.lockout {
             state.lockouts.rejected(id, &owner.key, rule, started);
         }
-        return rejection(service, &decision, &meta.ctx(limit)).into_response();
+        return rejection(service, &decision, &quota, &meta.ctx(limit)).into_response();
     }
     let plain = |kind: ErrorKind, d: &Decision| {
         Answer::error(service, &kind, &meta.ctx(limit))
-            .rate(service.rate_headers(d, false))
+            .rate(service.rate_headers(d, &quota, false))
             .into_response()
     };
     if principal.is_none() {
@@ -510,7 +511,7 @@ async fn handle_inner(
     if scenario == Some(Scenario::RateLimit) {
         // What a real exceedance of this bucket answers: its headers as for an empty bucket.
         let exceeded = decision.exceeded(&charge.quota, at.weight);
-        return rejection(service, &exceeded, &meta.ctx(limit)).into_response();
+        return rejection(service, &exceeded, &quota, &meta.ctx(limit)).into_response();
     }
 
     // An operating-time budget (Bitrix24's, where the definition has one): the method's,
@@ -530,7 +531,7 @@ async fn handle_inner(
             &ErrorKind::OperatingTime,
             &meta.ctx(limit).with_retry_after(secs),
         )
-        .rate(service.rate_headers(&decision, false));
+        .rate(service.rate_headers(&decision, &quota, false));
         a.headers.push((
             apistend_catalog::X_APISTEND_RETRY_AFTER,
             HeaderValue::from(secs),
@@ -614,7 +615,7 @@ async fn handle_inner(
             tracing::warn!(request_id = meta.id(), error = %e, "could not settle the answer's cost");
         }
     }
-    let mut answer = answer.rate(service.rate_headers(&decision, false));
+    let mut answer = answer.rate(service.rate_headers(&decision, &quota, false));
     answer.scenario = scenario.map(Scenario::name);
     let resp = answer.into_response();
     match held {
@@ -657,10 +658,15 @@ fn unblock_secs(blocked: &crate::operating::OperatingState, now: f64) -> u64 {
     (blocked.unblock_at - now).ceil().max(1.0) as u64
 }
 
-fn rejection(service: &Service, decision: &Decision, ctx: &ErrorContext<'_>) -> Answer {
+fn rejection(
+    service: &Service,
+    decision: &Decision,
+    quota: &Quota,
+    ctx: &ErrorContext<'_>,
+) -> Answer {
     let ctx = ctx.with_retry_after(decision.retry_after_secs().max(1));
     let mut a = Answer::error(service, &ErrorKind::RateLimited, &ctx)
-        .rate(service.rate_headers(decision, true));
+        .rate(service.rate_headers(decision, quota, true));
     a.scenario = Some(Scenario::RateLimit.name());
     a
 }

@@ -430,7 +430,7 @@ fn rate_headers(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<RateHeader>,
                     return Err(src.err(
                         h.name.span(),
                         &field,
-                        "give value (remaining, limit, retry_after_secs, retry_after_ms, reset_secs, reset_ms, reset_date) or fixed = N",
+                        "give value (remaining, limit, retry_after_secs, retry_after_ms, reset_secs, reset_ms, reset_date, window_ms) or fixed = N",
                     ));
                 }
             };

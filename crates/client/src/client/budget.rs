@@ -72,11 +72,15 @@ impl Inner {
         let header = |name: &str| headers.get(name)?.to_str().ok();
         let remaining = def.reported(RateValue::Remaining, header);
         let limit = def.reported(RateValue::Limit, header);
+        let window = def
+            .reported(RateValue::WindowMs, header)
+            .map(|ms| Duration::from_millis(u64::from(ms)));
         let now = Instant::now();
         let changed = if remaining.is_some() || limit.is_some() {
             let report = Report {
                 remaining,
                 limit,
+                window,
                 weight: plan.weight,
             };
             self.learner.reported(bucket, report, now)
@@ -110,7 +114,7 @@ impl Inner {
 
     /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
     pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
-        let op_path = operation_path(self.definition(), path);
+        let op_path = operation_path(self.definition(), &self.mount, path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let operation = resolved.and_then(|r| r.operation);
         let groups: Vec<&LimitGroup> = resolved
@@ -368,16 +372,48 @@ pub(super) fn until_unix(at: f64) -> Duration {
     Duration::from_secs_f64((at - now).clamp(0.0, 86_400.0))
 }
 
-/// The catalog path of a request path: a webhook path (Bitrix24's
-/// `/rest/{user}/{code}/crm.deal.list.json`) is `/rest/crm.deal.list`; other paths are their own.
-pub(super) fn operation_path(service: &apistend_catalog::Service, path: &str) -> String {
+/// The catalog path of a request path (relative to the base URL, whose own path past the
+/// service's `mount` is part of the operation's): a webhook path (Bitrix24's
+/// `/rest/{user}/{code}/crm.deal.list.json`) is `/rest/crm.deal.list`; other paths are the mount
+/// and themselves.
+pub(super) fn operation_path(
+    service: &apistend_catalog::Service,
+    mount: &str,
+    path: &str,
+) -> String {
     let path = path.split('?').next().unwrap_or(path);
     if service.has_webhook_paths() {
         let method = path.rsplit('/').next().unwrap_or("");
         let method = method.trim_end_matches(".json").trim_end_matches(".xml");
         return format!("/rest/{method}");
     }
-    path.to_owned()
+    format!("{mount}{path}")
+}
+
+/// The part of a base URL's path that belongs to the service's operations: what is left after
+/// the sandbox's prefix of the service and a short host name, if the path starts with them.
+/// MoySklad's `https://api.moysklad.ru/api/remap/1.2` and a sandbox's
+/// `http://127.0.0.1:8080/moysklad/api/remap/1.2` both mount `/api/remap/1.2`; WB's
+/// `http://127.0.0.1:8080/wb/content-api` mounts nothing.
+pub(super) fn mount(service: &apistend_catalog::Service, base_path: &str) -> String {
+    let after = |path: &str, segment: &str| {
+        path.strip_prefix('/')
+            .and_then(|p| p.strip_prefix(segment))
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+            .map(str::to_owned)
+    };
+    let mut rest = after(base_path, service.prefix.trim_start_matches('/'))
+        .unwrap_or_else(|| base_path.to_owned());
+    if let Some(first) = rest.trim_start_matches('/').split('/').next()
+        && service
+            .hosts
+            .iter()
+            .any(|h| apistend_catalog::short_host(h) == first)
+        && let Some(r) = after(&rest, first)
+    {
+        rest = r;
+    }
+    rest
 }
 
 #[cfg(test)]
@@ -431,9 +467,31 @@ mod tests {
         assert_eq!(
             operation_path(
                 c.service(c.service_id("b24").unwrap()).unwrap(),
+                "",
                 "/rest/1/abc/crm.deal.list.json"
             ),
             "/rest/crm.deal.list"
         );
+    }
+
+    #[test]
+    fn a_base_urls_own_path_is_part_of_the_operations() {
+        let c = Catalog::builtin().unwrap();
+        let ms = c.service(c.service_id("moysklad").unwrap()).unwrap();
+        assert_eq!(mount(ms, "/api/remap/1.2"), "/api/remap/1.2");
+        assert_eq!(mount(ms, "/moysklad/api/remap/1.2"), "/api/remap/1.2");
+        assert_eq!(mount(ms, "/moysklad"), "");
+        assert_eq!(mount(ms, ""), "");
+        let wb = c.service(c.service_id("wb").unwrap()).unwrap();
+        assert_eq!(mount(wb, "/wb"), "");
+        assert_eq!(mount(wb, "/wb/content-api"), "");
+        assert_eq!(mount(wb, "/wbx"), "/wbx", "a prefix is a whole segment");
+        let op = operation_path(
+            ms,
+            &mount(ms, "/moysklad/api/remap/1.2"),
+            "/entity/product?limit=1",
+        );
+        let r = c.resolve(ms.id, Method::Get, &op, None).unwrap();
+        assert_eq!(r.operation.map(|o| o.weight), Some(4), "{op}");
     }
 }

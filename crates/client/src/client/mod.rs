@@ -39,6 +39,9 @@ pub(crate) struct Inner {
     base: String,
     /// The path of the base URL (`/wb` in `http://127.0.0.1:8080/wb`).
     base_path: String,
+    /// What of `base_path` is the start of the operations' own paths (MoySklad's
+    /// `/api/remap/1.2`; see `budget::mount`).
+    mount: String,
     query: Vec<(String, String)>,
     catalog: Catalog,
     /// The service's definition, as `catalog` has it (checked at build).
@@ -135,7 +138,7 @@ impl Client {
         let r = c.catalog.resolve(
             c.service,
             method,
-            &operation_path(c.definition(), path),
+            &operation_path(c.definition(), &c.mount, path),
             None,
         );
         r?.groups.first().and_then(|&i| c.definition.groups.get(i))
