@@ -75,6 +75,12 @@ P2=$(free_port); serve "$P2" "$OUT/strict.toml"
 DUR=${BENCH_STRICT_DURATION:-30} load "$P2" --workers 8 --account strict --timeline "$OUT/timeline.jsonl" | tee -a "$OUT/strict.jsonl"
 P4=$(free_port); serve "$P4" "$OUT/generous.toml"
 DUR=${BENCH_STRICT_DURATION:-30} load "$P4" --workers 8 --account generous | tee -a "$OUT/strict.jsonl"
+# MoySklad states its limit and window in its headers: a sandbox allowing 90 units per 3 s
+# against the client's 45 (4 workers: MoySklad allows 5 requests in flight per user).
+printf '[moysklad.groups.user]\nburst = 90\nper_second = 30\n' > "$OUT/ms-generous.toml"
+P5=$(free_port); serve "$P5" "$OUT/ms-generous.toml"
+"$BIN" load --target "http://127.0.0.1:$P5" --service moysklad --path /api/remap/1.2/entity/product --key bench \
+  --duration "${BENCH_STRICT_DURATION:-30}" --workers 4 --account ms-generous --json | tee "$OUT/stated.jsonl"
 
 echo "5. throughput: the sandbox against Prism on the same WB spec (02-products.yaml)"
 P3=$(free_port); serve "$P3" "$OUT/unlimited.toml" --wb-openapi "$SHARED/wb-openapi"

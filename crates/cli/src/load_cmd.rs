@@ -239,6 +239,11 @@ async fn load(
         .and_then(|c| c.group_of(method, &args.path))
         .context("no limit group for this operation")?;
     let (quota, group_id) = (group.quota, group.id.clone());
+    // Tokens one request takes (MoySklad's 4): the allowed rates below are in requests.
+    let weight = catalog
+        .resolve(service.id, method, &args.path, None)
+        .and_then(|r| r.operation)
+        .map_or(1, |o| o.weight.max(1));
     let raw = reqwest::Client::new();
     let server_quota = match &args.admin_token {
         Some(token) => {
@@ -381,9 +386,10 @@ async fn load(
             .get(((waits.len() as f64 * p) as usize).min(waits.len().saturating_sub(1)))
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
-    // What GCRA admits in the run: the burst, then one token per interval.
+    // The requests GCRA admits in the run: the burst, then one token per interval, over the
+    // request's weight.
     let admits = |q: &apistend_limiter::Quota| {
-        (f64::from(q.burst()) + elapsed / q.interval().as_secs_f64()) / elapsed
+        (f64::from(q.burst()) + elapsed / q.interval().as_secs_f64()) / elapsed / f64::from(weight)
     };
     let allowed = admits(&quota);
     let server_allowed = server_quota.as_ref().map(admits);
