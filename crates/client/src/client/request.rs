@@ -102,6 +102,10 @@ impl RequestBuilder<'_> {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query);
         }
+        // Parsed as a URL first: it percent-encodes what a path may carry unencoded (spaces,
+        // Cyrillic), which an `http::Uri` would refuse.
+        let url = reqwest::Url::parse(&url)
+            .map_err(|e| ClientError::Config(format!("request URL {url:?}: {e}")))?;
         let bad = |e: http::Error| ClientError::Config(format!("request {url}: {e}"));
         let mut req = http::Request::builder()
             .method(crate::http_method(self.method))
@@ -193,5 +197,48 @@ fn failure(e: BoxError, attempts: u32) -> ClientError {
             source: *source,
         },
         Err(source) => ClientError::Transport { attempts, source },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use apistend_catalog::ServiceId;
+
+    use super::*;
+
+    #[test]
+    fn the_request_carries_the_query_encoded_and_the_calls_state() {
+        let c = Client::builder()
+            .service(ServiceId::WB)
+            .account("a")
+            .base_url("http://127.0.0.1:9/wb")
+            .query_param("locale", "ru")
+            .config(crate::ClientConfig::default())
+            .build()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let rb = c
+            .get("/content/v2/cards?name=Кружка кофе")
+            .query(&[("q", "a b&c")])
+            .header("X-Mock-Delay", "0")
+            .deadline(deadline);
+        let req = rb
+            .http_request(&Waited::default(), &Attempts::default())
+            .unwrap();
+        assert_eq!(
+            req.uri().to_string(),
+            "http://127.0.0.1:9/wb/content/v2/cards?name=%D0%9A%D1%80%D1%83%D0%B6%D0%BA%D0%B0%20%D0%BA%D0%BE%D1%84%D0%B5&locale=ru&q=a+b%26c"
+        );
+        assert_eq!(req.headers()["x-mock-delay"], "0");
+        assert_eq!(
+            req.extensions().get::<Deadline>(),
+            Some(&Deadline(deadline))
+        );
+        assert!(req.extensions().get::<AttemptTimeout>().is_some());
+        let bad = c.get("/x").header("bad header", "v");
+        assert!(matches!(
+            bad.http_request(&Waited::default(), &Attempts::default()),
+            Err(ClientError::Config(_))
+        ));
     }
 }
