@@ -28,9 +28,10 @@
 //!   fastest the client then goes.
 //!
 //! No rate is otherwise learned for a service that reports tokens left before a rejection has
-//! shown the server stricter than the model; the rate only ever narrows below the catalog's, and the
-//! burst follows the server's limit header either way. A learned quota holds for a TTL that
-//! each rejection or measurement renews; then the catalog's is back. Learning is per process
+//! shown the server stricter than the model; without a stated rate it only ever narrows below
+//! the catalog's, and the burst follows the server's limit header either way. A learned quota
+//! holds for a TTL that each rejection, measurement or statement renews; then the catalog's is
+//! back. Learning is per process
 //! (see `docs/architecture.md`).
 
 use std::collections::HashMap;
