@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use apistend_catalog::{CredentialChannel, Method, Overrides, Service};
+use apistend_catalog::{Catalog, CredentialChannel, Method, Overrides, Service};
 use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
 use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
 use clap::Args;
@@ -170,11 +170,23 @@ pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The service's base under `target`: the target itself when it already ends with the
-/// service's prefix.
-fn base_for(target: &str, service: &Service) -> String {
+/// The client's base URL for `target`: a sandbox's root gets the service's prefix (`/wb`); a URL
+/// already under that prefix (`…/moysklad/api/remap/1.2`), or one of the service itself (a host
+/// its definition claims: `https://content-api.wildberries.ru`), is used as it is.
+fn base_for(target: &str, catalog: &Catalog, service: &Service) -> String {
     let t = target.trim_end_matches('/');
-    if t.ends_with(service.prefix) {
+    let url = reqwest::Url::parse(t).ok();
+    let own_host = url
+        .as_ref()
+        .and_then(|u| u.host_str())
+        .and_then(|h| catalog.by_hostname(h))
+        .is_some_and(|s| s.id == service.id);
+    let under_prefix = url.as_ref().is_some_and(|u| {
+        u.path()
+            .strip_prefix(service.prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    });
+    if own_host || under_prefix {
         t.to_owned()
     } else {
         format!("{t}{}", service.prefix)
@@ -207,7 +219,7 @@ async fn load(
     let service = catalog
         .service(sid)
         .with_context(|| format!("--service {}", args.service))?;
-    let base = base_for(&args.target, service);
+    let base = base_for(&args.target, &catalog, service);
     let mut config = ClientConfig::default();
     config.attempts = args.attempts.max(1);
     let shared_redis = match args.store.as_str() {
@@ -247,7 +259,11 @@ async fn load(
     let raw = reqwest::Client::new();
     let server_quota = match &args.admin_token {
         Some(token) => {
-            let root = base.strip_suffix(service.prefix).unwrap_or(&base);
+            // The management API is at the sandbox's root.
+            let root = reqwest::Url::parse(&base)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|_| base.clone());
+            let root = root.as_str();
             let q = crate::server_quota::server_quota(
                 &raw,
                 root,
@@ -439,4 +455,41 @@ struct Counts {
     ok: AtomicU64,
     rejected: AtomicU64,
     other: AtomicU64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_is_a_sandbox_root_a_base_under_its_prefix_or_the_service_itself() {
+        let c = Catalog::builtin().unwrap();
+        let svc = |id: &str| c.service(c.service_id(id).unwrap()).unwrap();
+        let (wb, ms) = (svc("wb"), svc("moysklad"));
+        assert_eq!(
+            base_for("http://127.0.0.1:8080/", &c, wb),
+            "http://127.0.0.1:8080/wb"
+        );
+        assert_eq!(
+            base_for("http://127.0.0.1:8080/wb", &c, wb),
+            "http://127.0.0.1:8080/wb"
+        );
+        assert_eq!(
+            base_for("http://127.0.0.1:8080/moysklad/api/remap/1.2", &c, ms),
+            "http://127.0.0.1:8080/moysklad/api/remap/1.2"
+        );
+        assert_eq!(
+            base_for("https://api.moysklad.ru/api/remap/1.2", &c, ms),
+            "https://api.moysklad.ru/api/remap/1.2"
+        );
+        assert_eq!(
+            base_for("https://content-api.wildberries.ru", &c, wb),
+            "https://content-api.wildberries.ru"
+        );
+        assert_eq!(
+            base_for("http://127.0.0.1:8080/wbx", &c, wb),
+            "http://127.0.0.1:8080/wbx/wb",
+            "a prefix is a whole segment"
+        );
+    }
 }
