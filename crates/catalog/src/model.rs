@@ -663,6 +663,57 @@ impl Service {
         self.credentials.contains(&CredentialChannel::WebhookPath)
     }
 
+    /// The host whose short name ([`short_host`]) is `short`, for a service with several hosts
+    /// (`content-api` → `content-api.wildberries.ru`). Splits no host: it is on every request
+    /// that names one.
+    #[must_use]
+    pub fn host_by_short(&self, short: &str) -> Option<&str> {
+        self.hosts
+            .iter()
+            .find(|h| {
+                !short.is_empty()
+                    && h.strip_prefix(short)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            })
+            .map(String::as_str)
+    }
+
+    /// `path` below the sandbox's prefix of this service (`/wb/api/v3` → `/api/v3`), if it starts
+    /// with that whole segment.
+    #[must_use]
+    pub fn strip_prefix<'p>(&self, path: &'p str) -> Option<&'p str> {
+        path.strip_prefix(self.prefix)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+
+    /// What of a base URL's path belongs to the service's operations: what is left after the
+    /// sandbox's prefix and a short host name, where the path starts with them. MoySklad's
+    /// `https://api.moysklad.ru/api/remap/1.2` and a sandbox's
+    /// `http://127.0.0.1:8080/moysklad/api/remap/1.2` both mount `/api/remap/1.2`.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let ms = catalog.service(catalog.service_id("moysklad")?).unwrap();
+    /// assert_eq!(ms.mount("/moysklad/api/remap/1.2"), "/api/remap/1.2");
+    /// assert_eq!(ms.mount("/api/remap/1.2"), "/api/remap/1.2");
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// assert_eq!(wb.mount("/wb/content-api"), "");
+    /// assert_eq!(wb.mount("/wbx"), "/wbx", "a prefix is a whole segment");
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn mount<'p>(&self, base_path: &'p str) -> &'p str {
+        let rest = self.strip_prefix(base_path).unwrap_or(base_path);
+        let first = rest.trim_start_matches('/').split('/').next().unwrap_or("");
+        match self.host_by_short(first) {
+            Some(_) => rest
+                .trim_start_matches('/')
+                .get(first.len()..)
+                .unwrap_or(""),
+            None => rest,
+        }
+    }
+
     /// The group with id `id`.
     pub fn group(&self, id: &str) -> Option<&LimitGroup> {
         self.groups.iter().find(|g| g.id == id)

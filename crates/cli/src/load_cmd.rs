@@ -181,11 +181,9 @@ fn base_for(target: &str, catalog: &Catalog, service: &Service) -> String {
         .and_then(|u| u.host_str())
         .and_then(|h| catalog.by_hostname(h))
         .is_some_and(|s| s.id == service.id);
-    let under_prefix = url.as_ref().is_some_and(|u| {
-        u.path()
-            .strip_prefix(service.prefix)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    });
+    let under_prefix = url
+        .as_ref()
+        .is_some_and(|u| service.strip_prefix(u.path()).is_some());
     if own_host || under_prefix {
         t.to_owned()
     } else {
@@ -464,32 +462,34 @@ mod tests {
     #[test]
     fn a_target_is_a_sandbox_root_a_base_under_its_prefix_or_the_service_itself() {
         let c = Catalog::builtin().unwrap();
-        let svc = |id: &str| c.service(c.service_id(id).unwrap()).unwrap();
-        let (wb, ms) = (svc("wb"), svc("moysklad"));
-        assert_eq!(
-            base_for("http://127.0.0.1:8080/", &c, wb),
-            "http://127.0.0.1:8080/wb"
-        );
-        assert_eq!(
-            base_for("http://127.0.0.1:8080/wb", &c, wb),
-            "http://127.0.0.1:8080/wb"
-        );
-        assert_eq!(
-            base_for("http://127.0.0.1:8080/moysklad/api/remap/1.2", &c, ms),
-            "http://127.0.0.1:8080/moysklad/api/remap/1.2"
-        );
-        assert_eq!(
-            base_for("https://api.moysklad.ru/api/remap/1.2", &c, ms),
-            "https://api.moysklad.ru/api/remap/1.2"
-        );
-        assert_eq!(
-            base_for("https://content-api.wildberries.ru", &c, wb),
-            "https://content-api.wildberries.ru"
-        );
-        assert_eq!(
-            base_for("http://127.0.0.1:8080/wbx", &c, wb),
-            "http://127.0.0.1:8080/wbx/wb",
-            "a prefix is a whole segment"
-        );
+        // (service, target, base)
+        for (id, target, base) in [
+            ("wb", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/wb"),
+            ("wb", "http://127.0.0.1:8080/wb", "http://127.0.0.1:8080/wb"),
+            (
+                "moysklad",
+                "http://127.0.0.1:8080/moysklad/api/remap/1.2",
+                "http://127.0.0.1:8080/moysklad/api/remap/1.2",
+            ),
+            (
+                "moysklad",
+                "https://api.moysklad.ru/api/remap/1.2",
+                "https://api.moysklad.ru/api/remap/1.2",
+            ),
+            (
+                "wb",
+                "https://content-api.wildberries.ru",
+                "https://content-api.wildberries.ru",
+            ),
+            // A prefix is a whole segment.
+            (
+                "wb",
+                "http://127.0.0.1:8080/wbx",
+                "http://127.0.0.1:8080/wbx/wb",
+            ),
+        ] {
+            let svc = c.service(c.service_id(id).unwrap()).unwrap();
+            assert_eq!(base_for(target, &c, svc), base, "{id} {target}");
+        }
     }
 }

@@ -148,14 +148,8 @@ impl Call {
             .split('/')
             .next()
             .unwrap_or("");
-        // `apistend_catalog::short_host(h) == first`, without splitting every host of the service on every call.
-        let named = |h: &&String| {
-            !first.is_empty()
-                && h.strip_prefix(first)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-        };
-        if let Some(host) = service.hosts.iter().find(named) {
-            self.host = Some(host.clone());
+        if let Some(host) = service.host_by_short(first) {
+            self.host = Some(host.to_owned());
             let rest = self
                 .path
                 .trim_start_matches('/')

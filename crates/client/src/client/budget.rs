@@ -373,7 +373,8 @@ pub(super) fn until_unix(at: f64) -> Duration {
 }
 
 /// The catalog path of a request path (relative to the base URL, whose own path past the
-/// service's `mount` is part of the operation's): a webhook path (Bitrix24's
+/// service's prefix — [`Service::mount`](apistend_catalog::Service::mount) — is part of the
+/// operation's): a webhook path (Bitrix24's
 /// `/rest/{user}/{code}/crm.deal.list.json`) is `/rest/crm.deal.list`; other paths are the mount
 /// and themselves.
 pub(super) fn operation_path(
@@ -388,32 +389,6 @@ pub(super) fn operation_path(
         return format!("/rest/{method}");
     }
     format!("{mount}{path}")
-}
-
-/// The part of a base URL's path that belongs to the service's operations: what is left after
-/// the sandbox's prefix of the service and a short host name, if the path starts with them.
-/// MoySklad's `https://api.moysklad.ru/api/remap/1.2` and a sandbox's
-/// `http://127.0.0.1:8080/moysklad/api/remap/1.2` both mount `/api/remap/1.2`; WB's
-/// `http://127.0.0.1:8080/wb/content-api` mounts nothing.
-pub(super) fn mount(service: &apistend_catalog::Service, base_path: &str) -> String {
-    let after = |path: &str, segment: &str| {
-        path.strip_prefix('/')
-            .and_then(|p| p.strip_prefix(segment))
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-            .map(str::to_owned)
-    };
-    let mut rest = after(base_path, service.prefix.trim_start_matches('/'))
-        .unwrap_or_else(|| base_path.to_owned());
-    if let Some(first) = rest.trim_start_matches('/').split('/').next()
-        && service
-            .hosts
-            .iter()
-            .any(|h| apistend_catalog::short_host(h) == first)
-        && let Some(r) = after(&rest, first)
-    {
-        rest = r;
-    }
-    rest
 }
 
 #[cfg(test)]
@@ -478,17 +453,9 @@ mod tests {
     fn a_base_urls_own_path_is_part_of_the_operations() {
         let c = Catalog::builtin().unwrap();
         let ms = c.service(c.service_id("moysklad").unwrap()).unwrap();
-        assert_eq!(mount(ms, "/api/remap/1.2"), "/api/remap/1.2");
-        assert_eq!(mount(ms, "/moysklad/api/remap/1.2"), "/api/remap/1.2");
-        assert_eq!(mount(ms, "/moysklad"), "");
-        assert_eq!(mount(ms, ""), "");
-        let wb = c.service(c.service_id("wb").unwrap()).unwrap();
-        assert_eq!(mount(wb, "/wb"), "");
-        assert_eq!(mount(wb, "/wb/content-api"), "");
-        assert_eq!(mount(wb, "/wbx"), "/wbx", "a prefix is a whole segment");
         let op = operation_path(
             ms,
-            &mount(ms, "/moysklad/api/remap/1.2"),
+            ms.mount("/moysklad/api/remap/1.2"),
             "/entity/product?limit=1",
         );
         let r = c.resolve(ms.id, Method::Get, &op, None).unwrap();

@@ -183,7 +183,7 @@ impl ClientBuilder {
                 handles: Handles::new(&definition, &account),
                 account,
                 store,
-                mount: super::budget::mount(&definition, &base_path),
+                mount: definition.mount(&base_path).to_owned(),
                 base_path,
                 base: base.trim_end_matches('/').to_owned(),
                 query: self.query,

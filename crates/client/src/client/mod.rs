@@ -40,7 +40,7 @@ pub(crate) struct Inner {
     /// The path of the base URL (`/wb` in `http://127.0.0.1:8080/wb`).
     base_path: String,
     /// What of `base_path` is the start of the operations' own paths (MoySklad's
-    /// `/api/remap/1.2`; see `budget::mount`).
+    /// `/api/remap/1.2`: `Service::mount`).
     mount: String,
     query: Vec<(String, String)>,
     catalog: Catalog,
