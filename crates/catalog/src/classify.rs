@@ -22,15 +22,29 @@ pub enum AnswerKind {
     Other,
 }
 
-/// Where a service with an operating budget reports when a method's budget frees up, in the
-/// body of each successful answer (Bitrix24's `time` block; Unix seconds).
-const OPERATING_RESET_AT: &str = "/time/operating_reset_at";
+/// The one field read of a successful answer of a service with an operating budget: when the
+/// method's budget frees up (Bitrix24's `time.operating_reset_at`, Unix seconds). Typed, so the
+/// rest of the body (a page of deals) is skipped, not built.
+#[derive(serde::Deserialize)]
+struct OperatingReport {
+    time: Option<OperatingTime>,
+}
+
+#[derive(serde::Deserialize)]
+struct OperatingTime {
+    operating_reset_at: Option<f64>,
+}
+
+/// The error code of an error body (Bitrix24's `error`), read alone.
+#[derive(serde::Deserialize)]
+struct ErrorCode {
+    error: Option<serde_json::Value>,
+}
 
 impl Service {
     /// Whether [`Service::classify`] reads the body of an answer with `status`: only where the
     /// status alone is ambiguous for this service.
-    #[must_use]
-    pub fn classify_needs_body(&self, status: u16) -> bool {
+    fn classify_needs_body(&self, status: u16) -> bool {
         let style = self.rejection.style;
         (status == self.rejection.status && style.rate_limit_code().is_some())
             || (status == 429
@@ -38,11 +52,10 @@ impl Service {
                 && style.operating_time_code().is_some())
     }
 
-    /// What an answer of this service is. `body` is read only when
-    /// [`classify_needs_body`](Service::classify_needs_body) says so (pass an empty slice
-    /// otherwise, if it is not at hand); an ambiguous status whose body carries no rate-limit
-    /// code is not a rate limit (Bitrix24's 503 without `QUERY_LIMIT_EXCEEDED` is a server
-    /// error).
+    /// What an answer of this service is. `body` is read only where the status alone is
+    /// ambiguous for this service (Bitrix24's 503 and 429); an ambiguous status whose body
+    /// carries no rate-limit code is not a rate limit (Bitrix24's 503 without
+    /// `QUERY_LIMIT_EXCEEDED` is a server error).
     ///
     /// ```
     /// use apistend_catalog::{AnswerKind, Catalog, ServiceId};
@@ -88,10 +101,10 @@ impl Service {
     #[must_use]
     pub fn operating_reset_at(&self, body: &[u8]) -> Option<f64> {
         self.operating_budget.as_ref()?;
-        serde_json::from_slice::<serde_json::Value>(body)
+        serde_json::from_slice::<OperatingReport>(body)
             .ok()?
-            .pointer(OPERATING_RESET_AT)?
-            .as_f64()
+            .time?
+            .operating_reset_at
     }
 }
 
@@ -101,11 +114,8 @@ impl ErrorStyle {
     #[must_use]
     pub fn code_of(self, body: &[u8]) -> Option<String> {
         self.rate_limit_code()?;
-        match serde_json::from_slice::<serde_json::Value>(body).ok()? {
-            serde_json::Value::Object(mut o) => match o.remove("error")? {
-                serde_json::Value::String(s) => Some(s),
-                _ => None,
-            },
+        match serde_json::from_slice::<ErrorCode>(body).ok()?.error? {
+            serde_json::Value::String(s) => Some(s),
             _ => None,
         }
     }

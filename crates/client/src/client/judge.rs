@@ -83,10 +83,17 @@ impl Inner {
                 if (200..400).contains(&answer.status)
                     && let Some(at) = def.operating_reset_at(answer.body)
                 {
-                    self.operating_reset
+                    let mut resets = self
+                        .operating_reset
                         .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(plan.op_path.clone(), at);
+                        .unwrap_or_else(PoisonError::into_inner);
+                    // The method's key is allocated once, not on every answer.
+                    match resets.get_mut(&plan.op_path) {
+                        Some(known) => *known = at,
+                        None => {
+                            resets.insert(plan.op_path.clone(), at);
+                        }
+                    }
                 }
                 Ok(None)
             }
