@@ -76,12 +76,19 @@ impl Waited {
     }
 }
 
-/// The tries a call made so far, as a request extension that `send` puts in and reads after the
-/// call: [`RateLimit`] counts each one, [`RetryPolicy`] carries it to the next.
+/// The tries a call made so far, as a request extension: [`RateLimit`] counts each one (its
+/// number sets the backoff of a penalty), [`RetryPolicy`] carries it to the next — or, in a
+/// stack whose requests came without one, starts it. `send` puts one in and reads it after the
+/// call.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Attempts(Arc<AtomicU32>);
 
 impl Attempts {
+    /// A count of `made` tries.
+    fn made(made: u32) -> Self {
+        Self(Arc::new(AtomicU32::new(made)))
+    }
+
     /// Counts one more try; returns its number (1 for the first).
     fn next(&self) -> u32 {
         self.0.fetch_add(1, Ordering::Relaxed).saturating_add(1)
@@ -283,12 +290,51 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         if let Some(w) = req.extensions().get::<Waited>() {
             copy.extensions_mut().insert(w.clone());
         }
-        if let Some(a) = req.extensions().get::<Attempts>() {
-            copy.extensions_mut().insert(a.clone());
-        }
+        // The request cloned here is about to be sent as try `self.attempt`: one that carries no
+        // count (a stack of the caller's own) has not been counted by the layer, so the copy's
+        // count starts from it.
+        let tries = req
+            .extensions()
+            .get::<Attempts>()
+            .cloned()
+            .unwrap_or_else(|| Attempts::made(self.attempt));
+        copy.extensions_mut().insert(tries);
         if let Some(t) = req.extensions().get::<AttemptTimeout>() {
             copy.extensions_mut().insert(*t);
         }
         Some(copy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use apistend_catalog::ServiceId;
+    use tower::retry::Policy;
+
+    use super::*;
+
+    /// In a stack of the caller's own, whose requests carry no count of tries, the retry's copy
+    /// starts one: the layer numbers the retry 2 (the backoff of its penalty follows).
+    #[test]
+    fn a_retry_in_any_stack_knows_its_number() {
+        let c = crate::Client::builder()
+            .service(ServiceId::WB)
+            .account("a")
+            .base_url("http://127.0.0.1:9/wb")
+            .config(crate::ClientConfig::default())
+            .build()
+            .unwrap();
+        let mut policy = c.retry_policy();
+        let clone = |p: &mut RetryPolicy, r: &http::Request<Vec<u8>>| {
+            <RetryPolicy as Policy<_, http::Response<Vec<u8>>, BoxError>>::clone_request(p, r)
+                .unwrap()
+        };
+        let first = http::Request::new(Vec::new());
+        let second = clone(&mut policy, &first);
+        let tries = second.extensions().get::<Attempts>().unwrap();
+        assert_eq!(tries.next(), 2);
+        // Later copies share that count.
+        let third = clone(&mut policy, &second);
+        assert_eq!(third.extensions().get::<Attempts>().unwrap().next(), 3);
     }
 }

@@ -441,8 +441,7 @@ async fn handle_inner(
             return Answer::error(service, &ErrorKind::Unavailable, &meta.ctx(0)).into_response();
         }
     };
-    let mut decision = charge.decision;
-    let quota = charge.quota;
+    let (mut decision, quota) = (charge.decision, charge.quota);
     let limit = decision.limit;
     seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
@@ -510,7 +509,7 @@ async fn handle_inner(
     };
     if scenario == Some(Scenario::RateLimit) {
         // What a real exceedance of this bucket answers: its headers as for an empty bucket.
-        let exceeded = decision.exceeded(&charge.quota, at.weight);
+        let exceeded = decision.exceeded(&quota, at.weight);
         return rejection(service, &exceeded, &quota, &meta.ctx(limit)).into_response();
     }
 

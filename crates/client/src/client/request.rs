@@ -70,14 +70,14 @@ impl RequestBuilder<'_> {
     /// Dropping the future while it waits for a token takes nothing; dropping it after a token was
     /// taken spends that token, as the request may already be on the wire.
     pub async fn send(self) -> Result<Response, ClientError> {
-        let c = &self.client.inner;
+        let client = self.client;
         let waited = Waited::default();
         let attempts = Attempts::default();
         let req = self.http_request(&waited, &attempts)?;
         let stack = tower::ServiceBuilder::new()
-            .retry(self.client.retry_policy())
-            .layer(self.client.layer())
-            .service(crate::reqwest_transport(c.http.clone()));
+            .retry(client.retry_policy())
+            .layer(client.layer())
+            .service(crate::reqwest_transport(client.inner.http.clone()));
         let tries = || attempts.get().max(1);
         match stack.oneshot(req).await {
             Ok(answer) => ended(answer, waited.get(), tries()),
@@ -89,7 +89,7 @@ impl RequestBuilder<'_> {
     /// query, this call's headers (the client's own are reqwest's defaults) and body, the call's
     /// deadline, wait and tries.
     fn http_request(
-        &self,
+        self,
         waited: &Waited,
         attempts: &Attempts,
     ) -> Result<http::Request<Bytes>, ClientError> {
@@ -113,10 +113,10 @@ impl RequestBuilder<'_> {
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let body = match &self.body {
+        let body = match self.body {
             Some((body, ct)) => {
-                req = req.header(http::header::CONTENT_TYPE, *ct);
-                Bytes::from(body.clone())
+                req = req.header(http::header::CONTENT_TYPE, ct);
+                Bytes::from(body)
             }
             None => Bytes::new(),
         };
@@ -217,12 +217,11 @@ mod tests {
             .build()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let rb = c
+        let req = c
             .get("/content/v2/cards?name=Кружка кофе")
             .query(&[("q", "a b&c")])
             .header("X-Mock-Delay", "0")
-            .deadline(deadline);
-        let req = rb
+            .deadline(deadline)
             .http_request(&Waited::default(), &Attempts::default())
             .unwrap();
         assert_eq!(
