@@ -8,12 +8,13 @@
     clippy::indexing_slicing
 )]
 
-use apistend_catalog::definition::{BUILTIN, Definitions, to_toml};
+use apistend_catalog::definition::{BUILTIN, Definitions, builtin_text, to_toml};
 use apistend_catalog::{BucketScope, Catalog, CatalogError, Method, ServiceId};
 
 fn ozon_as(id: &str, prefix: &str) -> String {
-    let (_, text) = BUILTIN.iter().find(|(n, _)| *n == "ozon.toml").unwrap();
-    text.replacen("id = \"ozon\"", &format!("id = \"{id}\""), 1)
+    builtin_text("ozon.toml")
+        .unwrap()
+        .replacen("id = \"ozon\"", &format!("id = \"{id}\""), 1)
         .replacen("prefix = \"/ozon\"", &format!("prefix = \"{prefix}\""), 1)
 }
 
@@ -238,10 +239,10 @@ fn regenerates(name: &str, source: &str, importer: fn(&str, &str) -> Result<Stri
         eprintln!("SKIP: {path} not found (../shared is not beside the repository)");
         return;
     };
-    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == name).unwrap();
+    let committed = builtin_text(name).unwrap();
     let generated = importer(committed, &input).unwrap();
     assert!(
-        generated == *committed,
+        generated == committed,
         "services/{name} is stale: run its apistend catalog import-… command (docs/services.md)"
     );
 }
@@ -319,11 +320,11 @@ fn the_committed_moysklad_definition_is_what_its_importer_generates() {
         eprintln!("SKIP: {dir} not found (../shared is not beside the repository)");
         return;
     };
-    let (_, committed) = BUILTIN.iter().find(|(n, _)| *n == "moysklad.toml").unwrap();
+    let committed = builtin_text("moysklad.toml").unwrap();
     let generated =
         apistend_catalog::openapi_import::import_with(committed, &spec, Some(&extra)).unwrap();
     assert!(
-        generated == *committed,
+        generated == committed,
         "services/moysklad.toml is stale: run its apistend catalog import-openapi command (docs/services.md)"
     );
     let c = Catalog::builtin().unwrap();

@@ -164,14 +164,12 @@ async fn a_wait_past_the_deadline_is_a_typed_local_refusal_not_retried() {
 /// A Bitrix24 whose methods may run one second of every ten minutes (its definition, edited as
 /// a user would).
 async fn b24_with_a_short_operating_budget() -> support::TestSandbox {
-    let (_, text) = apistend_catalog::definition::BUILTIN
-        .iter()
-        .find(|(n, _)| *n == "b24.toml")
-        .unwrap();
-    let text = text.replace(
-        "operating_budget = { limit_secs = 480, window_secs = 600 }",
-        "operating_budget = { limit_secs = 1, window_secs = 600 }",
-    );
+    let text = apistend_catalog::definition::builtin_text("b24.toml")
+        .unwrap()
+        .replace(
+            "operating_budget = { limit_secs = 480, window_secs = 600 }",
+            "operating_budget = { limit_secs = 1, window_secs = 600 }",
+        );
     let defs = apistend_catalog::definition::Definitions::builtin()
         .with_file("b24.toml".into(), text)
         .unwrap();
@@ -209,14 +207,16 @@ async fn bitrix24_answers_are_judged_alike_by_send_and_by_the_layer() {
         }
         req.body(Vec::new()).unwrap()
     };
+    // A call of `send` under a scenario; it fails.
+    let refused = |scenario: &'static str| {
+        let call = b24
+            .post(method("crm.deal.fields"))
+            .header("X-Mock-Scenario", scenario);
+        async move { call.send().await.unwrap_err() }
+    };
 
     // 503 SERVICE_UNAVAILABLE: a server error, three tries, no penalty.
-    let e = b24
-        .post(method("crm.deal.fields"))
-        .header("X-Mock-Scenario", "unavailable")
-        .send()
-        .await
-        .unwrap_err();
+    let e = refused("unavailable").await;
     assert!(
         matches!(
             e,
@@ -243,12 +243,7 @@ async fn bitrix24_answers_are_judged_alike_by_send_and_by_the_layer() {
     );
 
     // 503 QUERY_LIMIT_EXCEEDED: a rate limit, the bucket penalized, retried.
-    let e = b24
-        .post(method("crm.deal.fields"))
-        .header("X-Mock-Scenario", "rate_limit")
-        .send()
-        .await
-        .unwrap_err();
+    let e = refused("rate_limit").await;
     assert!(
         matches!(
             e,

@@ -202,14 +202,12 @@ async fn bitrix_answers_carry_the_time_block_and_count_operating_time() {
 /// `operating_reset_at` is ten minutes after the basket's first call.
 #[tokio::test]
 async fn a_blocked_method_stays_blocked_inside_batch_and_says_when_it_unblocks() {
-    let (_, text) = apistend_catalog::definition::BUILTIN
-        .iter()
-        .find(|(n, _)| *n == "b24.toml")
-        .unwrap();
-    let text = text.replace(
-        "operating_budget = { limit_secs = 480, window_secs = 600 }",
-        "operating_budget = { limit_secs = 1, window_secs = 600 }",
-    );
+    let text = apistend_catalog::definition::builtin_text("b24.toml")
+        .unwrap()
+        .replace(
+            "operating_budget = { limit_secs = 480, window_secs = 600 }",
+            "operating_budget = { limit_secs = 1, window_secs = 600 }",
+        );
     let defs = apistend_catalog::definition::Definitions::builtin()
         .with_file("b24.toml".into(), text)
         .unwrap();

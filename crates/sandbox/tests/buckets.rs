@@ -327,15 +327,13 @@ async fn buckets_per_credential_part_follow_the_client_id() {
     let demo = tenants.ensure_key("demo", "test-key").unwrap();
     tenants.add_key(&demo.id, "second-key").unwrap();
     drop(tenants);
-    let (_, ozon) = apistend_catalog::definition::BUILTIN
-        .iter()
-        .find(|(n, _)| *n == "ozon.toml")
-        .unwrap();
-    let ozon = ozon.replacen(
-        "quota = { count = 50, period_ms = 1000 }",
-        "scope = \"credential_part\"\nquota = { count = 2, period_ms = 60000 }",
-        1,
-    );
+    let ozon = apistend_catalog::definition::builtin_text("ozon.toml")
+        .unwrap()
+        .replacen(
+            "quota = { count = 50, period_ms = 1000 }",
+            "scope = \"credential_part\"\nquota = { count = 2, period_ms = 60000 }",
+            1,
+        );
     let defs = apistend_catalog::definition::Definitions::builtin()
         .with_file("ozon.toml".into(), ozon)
         .unwrap();

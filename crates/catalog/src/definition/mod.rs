@@ -41,6 +41,18 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ),
 ];
 
+/// The text of the built-in definition in `file` (`"b24.toml"`): what a user copies and edits.
+///
+/// ```
+/// let b24 = apistend_catalog::definition::builtin_text("b24.toml").unwrap();
+/// assert!(b24.contains("operating_budget"));
+/// assert!(apistend_catalog::definition::builtin_text("nope.toml").is_none());
+/// ```
+#[must_use]
+pub fn builtin_text(file: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == file).map(|(_, t)| *t)
+}
+
 /// Definition texts to load, each with the name its errors give.
 #[derive(Debug, Clone, Default)]
 pub struct Definitions {
