@@ -119,9 +119,12 @@ impl Server {
         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
             server.answer(req, surface, &phase)
         });
+        // No hyper timer: given one, hyper arms its own 30 s head timeout whenever it waits for
+        // a request, idle keep-alive time included, which closed pooled connections at 30 s
+        // whatever the idle timeout said (and cost a timer per request). `TimedIo` keeps both
+        // clocks instead.
         let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(hyper_util::rt::TokioTimer::new())
-            .max_buf_size(limits.max_header_bytes);
+        http.max_buf_size(limits.max_header_bytes);
         let io = hyper_util::rt::TokioIo::new(io);
         let watch = self.drain.clone();
         match surface {

@@ -306,3 +306,30 @@ async fn error_bodies_say_the_status_they_are_sent_with() {
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains(r#""status":408"#), "{text}");
 }
+
+/// A pooled client's connection, idle for longer than hyper's own default head timeout (30 s),
+/// is still served: only the idle timeout (here 45 s) closes it.
+#[tokio::test]
+async fn an_idle_connection_outlives_thirty_seconds() {
+    let s = support::start(|c| c.with_idle_timeout(Duration::from_secs(45))).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let request = format!(
+        "GET /wb/api/v3/warehouses HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\nX-Mock-Delay: 0\r\n\r\n",
+        s.key
+    );
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut buf = vec![0u8; 8192];
+    for idle in [Duration::ZERO, Duration::from_secs(32)] {
+        tokio::time::sleep(idle).await;
+        conn.write_all(request.as_bytes()).await.unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(3), conn.read(&mut buf))
+            .await
+            .expect("answered")
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+            "after {idle:?} idle: {:?}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+    }
+}
