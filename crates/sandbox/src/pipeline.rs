@@ -365,11 +365,17 @@ async fn handle_inner(
     };
     let started = meta.started;
     let (parts, body) = req.into_parts();
-    let read = tokio::time::timeout(
-        state.limits.read_timeout,
-        read_body(&parts.headers, body, state.limits.max_body_bytes),
-    )
-    .await;
+    // A request that announces no body is not polled for one (that spares a round through the
+    // connection task on every bodiless GET), nor timed (nor a clock read and a timer entry).
+    let read = if announces_body(&parts.headers) {
+        tokio::time::timeout(
+            state.limits.read_timeout,
+            axum::body::to_bytes(body, state.limits.max_body_bytes),
+        )
+        .await
+    } else {
+        Ok(Ok(axum::body::Bytes::new()))
+    };
     let body = match read {
         Ok(Ok(body)) => body,
         Ok(Err(_)) => {
@@ -633,22 +639,12 @@ fn closing(mut resp: Response<Body>) -> Response<Body> {
     resp
 }
 
-/// The request body, up to `limit` bytes. A request that announces no body is not polled for one:
-/// that spares a round through the connection task on every bodiless GET.
-async fn read_body(
-    headers: &http::HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<axum::body::Bytes, axum::Error> {
-    let announced = headers.contains_key(http::header::TRANSFER_ENCODING)
+/// Whether the request has a body to read: a `Transfer-Encoding`, or a `Content-Length` but 0.
+fn announces_body(headers: &http::HeaderMap) -> bool {
+    headers.contains_key(http::header::TRANSFER_ENCODING)
         || headers
             .get(http::header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0");
-    if announced {
-        axum::body::to_bytes(body, limit).await
-    } else {
-        Ok(axum::body::Bytes::new())
-    }
+            .is_some_and(|v| v.as_bytes() != b"0")
 }
 
 /// Whole seconds from `now` until a blocked method may be called again (at least 1).

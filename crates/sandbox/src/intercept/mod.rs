@@ -73,8 +73,14 @@ pub(crate) fn without_port(host: &str) -> &str {
 /// `localhost`, `*.localhost` (RFC 6761) and loopback addresses: the sandbox itself.
 pub(crate) fn is_loopback(name: &str) -> bool {
     let name = name.trim_start_matches('[').trim_end_matches(']');
+    // Asked on every request by address: compared in place, no lowercase copy made.
+    const SUB: &str = ".localhost";
     name.eq_ignore_ascii_case("localhost")
-        || name.to_ascii_lowercase().ends_with(".localhost")
+        || name
+            .len()
+            .checked_sub(SUB.len())
+            .and_then(|at| name.get(at..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(SUB))
         || name
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified())
