@@ -1,7 +1,5 @@
 //! Bucket keys that keep one tenant's buckets on one Redis Cluster slot.
 
-use std::fmt::Write;
-
 /// `namespace:{tenant}:part:part…`, with the tenant as the Redis Cluster hash tag.
 ///
 /// Braces and `%` inside the tenant are percent-escaped so that a tenant can neither break the hash
@@ -10,6 +8,7 @@ use std::fmt::Write;
 /// ```
 /// assert_eq!(apistend_limiter::bucket_key("wb:rl", "acc-7", &["content", "cards"]), "wb:rl:{acc-7}:content:cards");
 /// assert_eq!(apistend_limiter::bucket_key("x", "a{b}", &[]), "x:{a%7Bb%7D}");
+/// assert_eq!(apistend_limiter::bucket_key("x", "%}{", &["p"]), "x:{%25%7D%7B}:p");
 /// ```
 pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
     let mut key = String::with_capacity(
@@ -17,17 +16,25 @@ pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
     );
     key.push_str(namespace);
     key.push_str(":{");
-    for c in tenant.chars() {
-        match c {
-            '{' => key.push_str("%7B"),
-            '}' => key.push_str("%7D"),
-            '%' => key.push_str("%25"),
-            c => key.push(c),
-        }
+    // Built on every request: runs between the escaped characters are copied whole, and the parts
+    // appended without the formatting machinery.
+    let mut rest = tenant;
+    while let Some(at) = rest.find(['{', '}', '%']) {
+        let (run, tail) = rest.split_at(at);
+        key.push_str(run);
+        let mut chars = tail.chars();
+        key.push_str(match chars.next() {
+            Some('{') => "%7B",
+            Some('}') => "%7D",
+            _ => "%25",
+        });
+        rest = chars.as_str();
     }
+    key.push_str(rest);
     key.push('}');
     for p in parts {
-        let _ = write!(key, ":{p}");
+        key.push(':');
+        key.push_str(p);
     }
     key
 }
