@@ -663,19 +663,32 @@ impl Service {
         self.credentials.contains(&CredentialChannel::WebhookPath)
     }
 
-    /// The host whose short name ([`short_host`]) is `short`, for a service with several hosts
-    /// (`content-api` → `content-api.wildberries.ru`). Splits no host: it is on every request
-    /// that names one.
+    /// A path whose first segment is the short name ([`short_host`]) of one of the service's
+    /// hosts, split into that host and the rest (`/content-api/content/v2/x` →
+    /// `content-api.wildberries.ru` and `/content/v2/x`; the rest is `""` when nothing follows).
+    /// Splits no host: it runs on every request that names one.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// assert_eq!(
+    ///     wb.split_host("/content-api/content/v2/x"),
+    ///     Some(("content-api.wildberries.ru", "/content/v2/x"))
+    /// );
+    /// assert_eq!(wb.split_host("/content-api"), Some(("content-api.wildberries.ru", "")));
+    /// assert_eq!(wb.split_host("/content"), None, "a short name is a whole segment");
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
     #[must_use]
-    pub fn host_by_short(&self, short: &str) -> Option<&str> {
-        self.hosts
-            .iter()
-            .find(|h| {
-                !short.is_empty()
-                    && h.strip_prefix(short)
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-            })
-            .map(String::as_str)
+    pub fn split_host<'p>(&self, path: &'p str) -> Option<(&str, &'p str)> {
+        let path = path.trim_start_matches('/');
+        let first = path.split('/').next().unwrap_or("");
+        let host = self.hosts.iter().find(|h| {
+            !first.is_empty()
+                && h.strip_prefix(first)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })?;
+        Some((host, path.get(first.len()..).unwrap_or("")))
     }
 
     /// `path` below the sandbox's prefix of this service (`/wb/api/v3` → `/api/v3`), if it starts
@@ -704,14 +717,7 @@ impl Service {
     #[must_use]
     pub fn mount<'p>(&self, base_path: &'p str) -> &'p str {
         let rest = self.strip_prefix(base_path).unwrap_or(base_path);
-        let first = rest.trim_start_matches('/').split('/').next().unwrap_or("");
-        match self.host_by_short(first) {
-            Some(_) => rest
-                .trim_start_matches('/')
-                .get(first.len()..)
-                .unwrap_or(""),
-            None => rest,
-        }
+        self.split_host(rest).map_or(rest, |(_, after)| after)
     }
 
     /// The group with id `id`.

@@ -26,15 +26,12 @@ const MIN_SWEEP_LEN: usize = 1024;
 
 /// A key's bucket: 16 bytes, four to a cache line, with no key bytes to compare.
 ///
-/// The key itself is not kept: its 64-bit keyed SipHash ([`MemoryStore::id`]) stands for it.
-/// A lookup then touches one line of the table and no memory of its own beyond it, and 100 000
-/// keys take 2.2 MB with the table's spare room, about a core's L2 cache, where 40-byte entries
-/// holding the key took 5 MB (the engine bench: 22 bytes per tracked key against 54). The price is that two keys could
-/// share one bucket if their hashes were equal: with `n` keys held at once that happens with
-/// probability about n²/2⁶⁵ — one in 37 million for a million keys — and, the hash being keyed
-/// with a random secret per process, no caller can choose keys to make it happen. Sharing a
-/// bucket would only make both keys stricter; a rate limiter can take that where a map of
-/// records could not.
+/// The key is not kept: its 64-bit keyed SipHash ([`MemoryStore::id`]) stands for it (the
+/// chance of two keys sharing one is on [`MemoryStore`]). A lookup then touches one line of the
+/// table and nothing beyond it, and 100 000 keys take 2.2 MB with the table's spare room — about
+/// a core's L2 — where 40-byte entries holding the key took 5 MB (the engine bench: 22 bytes per
+/// tracked key against 54). Sharing a bucket would only make both keys stricter; a rate limiter
+/// can take that where a map of records could not.
 struct Entry {
     id: u64,
     state: AtomicU64,

@@ -142,24 +142,10 @@ impl Call {
     /// `/{short host}/…` (`/content-api/content/v2/…`) → that host and the path after it, for a
     /// service with several hosts.
     fn strip_host(&mut self, service: &Service) {
-        let first = self
-            .path
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or("");
-        if let Some(host) = service.host_by_short(first) {
+        if let Some((host, rest)) = service.split_host(&self.path) {
+            let path = if rest.is_empty() { "/" } else { rest }.to_owned();
             self.host = Some(host.to_owned());
-            let rest = self
-                .path
-                .trim_start_matches('/')
-                .get(first.len()..)
-                .unwrap_or("");
-            self.path = if rest.is_empty() {
-                "/".to_owned()
-            } else {
-                rest.to_owned()
-            };
+            self.path = path;
         }
     }
 
