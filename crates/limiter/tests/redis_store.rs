@@ -271,16 +271,6 @@ async fn concurrency_slots_on_a_cluster() {
     slots_are_shared_and_leases_run_out(&cluster.url()).await;
 }
 
-/// `cmdstat_evalsha`'s call count from `INFO commandstats`.
-fn evalsha_calls(server: &RedisServer) -> u64 {
-    let info = server.cli(&["INFO", "commandstats"]);
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Concurrent requests, each drawing from a wide and a narrow bucket, share script calls and
 /// still take exactly what the narrow bucket holds — from both buckets, nothing more. The store
 /// then serves a second runtime after the first is gone (its batching task starts again there).
@@ -303,7 +293,7 @@ fn concurrent_draws_share_script_calls_and_take_all_or_nothing() {
     let first = runtime();
     let store = first.block_on(async { RedisStore::new(config).unwrap() });
     let (wide, narrow) = (quota(1000, 3_600_000), quota(20, 3_600_000));
-    let before = evalsha_calls(&server);
+    let before = server.calls("evalsha");
     const REQUESTS: usize = 400;
     let allowed = first.block_on(async {
         let tasks: Vec<_> = (0..REQUESTS)
@@ -328,7 +318,7 @@ fn concurrent_draws_share_script_calls_and_take_all_or_nothing() {
         }
         allowed
     });
-    let calls = evalsha_calls(&server) - before;
+    let calls = server.calls("evalsha") - before;
     eprintln!("{REQUESTS} concurrent draws in {calls} script calls");
     assert_eq!(allowed, 20, "the narrow bucket's burst, no more");
     assert!(
@@ -406,7 +396,13 @@ fn cluster_batches_concurrent_draws_per_slot() {
         .enable_all()
         .build()
         .unwrap();
-    let calls = || cluster.nodes().iter().map(evalsha_calls).sum::<u64>();
+    let calls = || {
+        cluster
+            .nodes()
+            .iter()
+            .map(|n| n.calls("evalsha"))
+            .sum::<u64>()
+    };
     let store = rt.block_on(async {
         let store = RedisStore::new(
             RedisConfig::from_url(&cluster.url())

@@ -156,6 +156,18 @@ impl RedisServer {
         cli(self.port, args)
     }
 
+    /// How many times the server has run `command` (lower case, as `INFO commandstats` names
+    /// it: `evalsha`), 0 before the first.
+    pub fn calls(&self, command: &str) -> u64 {
+        let prefix = format!("cmdstat_{command}:calls=");
+        self.cli(&["INFO", "commandstats"])
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// The directory the server runs in.
     pub fn dir(&self) -> &Path {
         &self.dir
