@@ -155,6 +155,17 @@ fn redis_in_client_time(
     (rt, clock, store, runner)
 }
 
+/// Empties every bucket a case uses (GCRA's and the fixed window's, `fw:` + key) and returns
+/// the case's quota for each.
+async fn fresh(store: &RedisStore, c: &Case) -> (Quota, Quota) {
+    for k in KEYS {
+        store.reset(k).await.unwrap();
+        store.reset(&format!("fw:{k}")).await.unwrap();
+    }
+    let quota = Quota::new(c.burst, Duration::from_micros(c.interval_us)).unwrap();
+    (quota, quota.with_algorithm(Algorithm::FixedWindow))
+}
+
 /// The Redis store, in client-time mode so the test controls time, against the same model: the
 /// Lua transcription and the Rust arithmetic must agree exactly.
 #[test]
@@ -166,12 +177,7 @@ fn redis_store_matches_model() {
     runner
         .run(&case(), |c| {
             rt.block_on(async {
-                for k in KEYS {
-                    store.reset(k).await.unwrap();
-                    store.reset(&format!("fw:{k}")).await.unwrap();
-                }
-                let quota = Quota::new(c.burst, Duration::from_micros(c.interval_us)).unwrap();
-                let fw = quota.with_algorithm(Algorithm::FixedWindow);
+                let (quota, fw) = fresh(&store, &c).await;
                 let mut model = RefGcra::default();
                 let mut window = RefWindow::default();
                 for (i, &(adv, k, op)) in c.steps.iter().enumerate() {
@@ -213,6 +219,115 @@ fn redis_store_matches_model() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Steps at the same moment go to Redis together, so that they share script calls: within one
+/// call the script reads each bucket once and writes it once, and later items read what earlier
+/// ones wrote. Every decision must still be the model's, in order, on GCRA buckets (every op)
+/// and fixed windows (acquires) alike.
+#[test]
+fn redis_store_batched_calls_match_model() {
+    let Some(server) = RedisServer::start("redis_store_batched_calls_match_model") else {
+        return;
+    };
+    let (rt, clock, store, mut runner) = redis_in_client_time(&server);
+    let decisions = std::cell::Cell::new(0u64);
+    let before = server.calls("evalsha");
+    runner
+        .run(&case(), |c| {
+            rt.block_on(async {
+                let (quota, fw) = fresh(&store, &c).await;
+                let (mut model, mut window) = (RefGcra::default(), RefWindow::default());
+                // A group: the steps from one that advances the clock up to the next (at most 12:
+                // join_all keeps the order of first polls, and so the queue's, below 30 futures).
+                let mut groups: Vec<(u64, Vec<(usize, RefOp)>)> = Vec::new();
+                for &(adv, k, op) in &c.steps {
+                    match groups.last_mut() {
+                        Some((_, g)) if adv == 0 && g.len() < 12 => g.push((k, op)),
+                        _ => groups.push((adv, vec![(k, op)])),
+                    }
+                }
+                for (adv, group) in groups {
+                    clock.advance_micros(adv);
+                    let now = clock.now();
+                    let mut expected = Vec::new();
+                    let mut calls: Vec<
+                        std::pin::Pin<
+                            Box<dyn std::future::Future<Output = apistend_limiter::Decision> + '_>,
+                        >,
+                    > = Vec::new();
+                    for &(k, op) in &group {
+                        let key = KEYS[k];
+                        expected.push(model.apply(key, now, c.burst, c.interval_us, op));
+                        let store = &store;
+                        calls.push(match op {
+                            RefOp::Acquire(n) => {
+                                Box::pin(
+                                    async move { store.acquire(key, &quota, n).await.unwrap() },
+                                )
+                            }
+                            RefOp::Settled(n, m) => Box::pin(async move {
+                                store
+                                    .acquire_settled(key, &quota, n, Duration::from_micros(m))
+                                    .await
+                                    .unwrap()
+                            }),
+                            RefOp::Penalize(us) => Box::pin(async move {
+                                store
+                                    .penalize(key, &quota, Duration::from_micros(us))
+                                    .await
+                                    .unwrap()
+                            }),
+                            RefOp::Refund(n) => {
+                                Box::pin(async move { store.refund(key, &quota, n).await.unwrap() })
+                            }
+                            RefOp::Align(r) => {
+                                Box::pin(async move { store.align(key, &quota, r).await.unwrap() })
+                            }
+                        });
+                        let fk = format!("fw:{key}");
+                        match op {
+                            RefOp::Acquire(n) => {
+                                expected.push(window.acquire(&fk, now, c.burst, c.interval_us, n));
+                                calls.push(Box::pin(async move {
+                                    store.acquire(&fk, &fw, n).await.unwrap()
+                                }));
+                            }
+                            RefOp::Settled(n, m) => {
+                                expected.push(window.settled(
+                                    &fk,
+                                    now,
+                                    c.burst,
+                                    c.interval_us,
+                                    n,
+                                    m,
+                                ));
+                                calls.push(Box::pin(async move {
+                                    store
+                                        .acquire_settled(&fk, &fw, n, Duration::from_micros(m))
+                                        .await
+                                        .unwrap()
+                                }));
+                            }
+                            _ => {}
+                        }
+                    }
+                    let got = futures_util::future::join_all(calls).await;
+                    decisions.set(decisions.get() + got.len() as u64);
+                    for (i, (d, r)) in got.iter().zip(&expected).enumerate() {
+                        check(d, r, &format!("(batched) item {i} of {group:?} at {now}"));
+                    }
+                }
+            });
+            Ok(())
+        })
+        .unwrap();
+    let calls = server.calls("evalsha") - before;
+    assert!(
+        calls * 2 < decisions.get(),
+        "{calls} script calls for {} decisions: the steps were not batched",
+        decisions.get()
+    );
 }
 
 /// A request drawing from several buckets: three buckets of their own quotas and algorithms, and

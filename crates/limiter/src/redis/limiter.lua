@@ -26,6 +26,18 @@ local floor = math.floor
 
 local function fmt(x) return string.format('%.0f', x) end
 
+-- The number an argument spells. The items of a call mostly repeat the same few (a quota's
+-- burst and interval, a weight of 1), and parsing one costs Lua 5.1 about four times a lookup.
+local parsed = {}
+local function num(s)
+  local v = parsed[s]
+  if v == nil then
+    v = tonumber(s)
+    parsed[s] = v
+  end
+  return v
+end
+
 -- The helpers are defined once per call, not per bucket: a batch decides dozens of buckets and a
 -- closure is an allocation.
 local function g_available(x, horizon, t)
@@ -42,7 +54,8 @@ local function g_view(x, horizon, t)
   return ok, avail, retry, x - now
 end
 
--- The writes of the item being decided, in three flat arrays (key, value, until_us or false to
+-- The writes of the item being decided, in three flat arrays (key, value — a GCRA's number,
+-- formatted once when the call writes it, or a window's string —, until_us or false to
 -- delete) reused by every item: made by the caller once the item is decided, so that an item
 -- can drop them when another bucket refuses. A decision returns its four numbers as values, not
 -- a table: without a table per decision and per write, a 10-item call runs about 1.1x faster.
@@ -71,7 +84,7 @@ local function gcra(key, raw, op, burst, t, arg, margin)
       if settled_at < 0 then settled_at = 0 end
     end
     if new_tat <= horizon and settled_at <= now then
-      put(key, fmt(new_tat), new_tat)
+      put(key, new_tat, new_tat)
       return 1, floor((horizon - new_tat) / t), 0, new_tat - now
     end
     local retry = new_tat - horizon
@@ -82,7 +95,7 @@ local function gcra(key, raw, op, burst, t, arg, margin)
   if op == 'x' then
     local pfloor = now + math.min(arg, max_span) + (burst - 1) * t
     if pfloor > stored then
-      put(key, fmt(pfloor), pfloor)
+      put(key, pfloor, pfloor)
       return g_view(math.max(pfloor, now), horizon, t)
     end
     return g_view(tat, horizon, t)
@@ -90,13 +103,13 @@ local function gcra(key, raw, op, burst, t, arg, margin)
   if op == 'r' then
     if stored <= now then return g_view(now, horizon, t) end
     local new_tat = math.max(stored - arg * t, now)
-    if new_tat <= now then put(key, '', false) else put(key, fmt(new_tat), new_tat) end
+    if new_tat <= now then put(key, '', false) else put(key, new_tat, new_tat) end
     return g_view(new_tat, horizon, t)
   end
   if op == 'l' then
     local target = horizon - math.min(arg, burst) * t
     if target > tat then
-      put(key, fmt(target), target)
+      put(key, target, target)
       return g_view(target, horizon, t)
     end
     return g_view(tat, horizon, t)
@@ -186,37 +199,64 @@ local function window(key, raw, op, burst, t, arg, margin)
   error('apistend: unknown op ' .. tostring(op))
 end
 
--- One operation on one bucket.
-local function decide(key, op, algo, burst, t, arg, margin)
-  local raw = redis.call('GET', key)
+-- Every bucket of the call is read in one MGET up front, and each written once at the end with
+-- its last value: a call of 25 requests on one bucket is then 3 commands, not 50 (a command from
+-- a script costs Redis about as much as the script's own work on it). `cur` holds what the items
+-- decided so far wrote (false: deleted), which later items of the call read instead.
+local fetched = {}
+if #KEYS > 0 then fetched = redis.call('MGET', unpack(KEYS)) end
+local cur, till, dirty, nd = {}, {}, {}, 0
+
+-- One operation on the bucket `KEYS[i]`.
+local function decide(i, op, algo, burst, t, arg, margin)
+  local key = KEYS[i]
+  local raw = cur[key]
+  if raw == nil then raw = fetched[i] end
   if algo == 'g' then return gcra(key, raw, op, burst, t, arg, margin) end
   if algo == 'f' then return window(key, raw, op, burst, t, arg, margin) end
   error('apistend: unknown algorithm ' .. tostring(algo))
 end
 
+-- The item's writes become the call's state.
 local function commit()
   for i = 1, nw do
-    local until_us = wu[i]
+    local key = wk[i]
+    if till[key] == nil then
+      nd = nd + 1
+      dirty[nd] = key
+    end
+    if wu[i] == false then cur[key] = false else cur[key] = wv[i] end
+    till[key] = wu[i]
+  end
+end
+
+-- The call's state written to Redis: each bucket once, with its last value.
+local function flush()
+  for i = 1, nd do
+    local key = dirty[i]
+    local until_us = till[key]
     if until_us == false then
-      redis.call('DEL', wk[i])
+      redis.call('DEL', key)
     else
       local ttl = math.ceil((until_us - now) / 1000) + slack
       if ttl < 1 then ttl = 1 end
-      redis.call('SET', wk[i], wv[i], 'PX', ttl)
+      local value = cur[key]
+      if type(value) == 'number' then value = fmt(value) end
+      redis.call('SET', key, value, 'PX', ttl)
     end
   end
 end
 
 local out, no, k, a, nargs = {}, 0, 1, 3, #ARGV
 while a <= nargs do
-  local op, n = ARGV[a], tonumber(ARGV[a + 1])
+  local op, n = ARGV[a], num(ARGV[a + 1])
   a = a + 2
   local takes = op == 'a' or op == 's'
   local which, r1, r2, r3, r4 = 1, 0, 0, 0, 0
   nw = 0
   for j = 1, n do
-    local ok, rem, retry, reset = decide(KEYS[k], op, ARGV[a], tonumber(ARGV[a + 1]),
-      tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]))
+    local ok, rem, retry, reset = decide(k, op, ARGV[a], num(ARGV[a + 1]),
+      num(ARGV[a + 2]), num(ARGV[a + 3]), num(ARGV[a + 4]))
     k, a = k + 1, a + 5
     if j == 1 then r1, r2, r3, r4 = ok, rem, retry, reset end
     if takes and ok == 0 then
@@ -230,4 +270,5 @@ while a <= nargs do
   out[no + 1], out[no + 2], out[no + 3], out[no + 4], out[no + 5] = which, r1, r2, r3, r4
   no = no + 5
 end
+flush()
 return out
