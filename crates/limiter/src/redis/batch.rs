@@ -21,9 +21,12 @@ use super::Conn;
 /// Items in one call at most (a bound on the call's size and the script's running time, during
 /// which Redis serves nothing else).
 const MAX_ITEMS: usize = 64;
-/// Calls in flight at once: more would only shrink the batches, since the multiplexed connection
-/// already keeps Redis busy.
-const IN_FLIGHT: usize = 2;
+/// Calls in flight at once at most. The next call goes out when none is in flight, or sooner
+/// when a full call's worth of items waits: one call at a time makes each as large as the load
+/// is deep (at 32 connections about 25 items, where two at a time made about 10), and what a
+/// call costs Redis and both kernels (parsing, the script's set-up, a wake-up each side, the
+/// reply) is paid once for all of them.
+const IN_FLIGHT: u32 = 4;
 /// Items waiting for a call: callers beyond it wait to enqueue (their own timeout still runs).
 const QUEUE: usize = 4096;
 
@@ -198,35 +201,60 @@ impl Batcher {
     }
 }
 
-/// Takes what is queued (up to [`MAX_ITEMS`]) whenever fewer than [`IN_FLIGHT`] calls are out,
-/// and sends it in one call per slot.
+/// Sends what is queued, up to [`MAX_ITEMS`] a call, whenever no call is in flight (or a full
+/// call's worth waits and fewer than [`IN_FLIGHT`] are out); a Cluster's items go in one call
+/// per slot.
 async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
-    let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
-    while let Some(first) = rx.recv().await {
-        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
-            break;
-        };
-        // Items that arrived while the permit was awaited join this call, and so do those of
-        // tasks that are ready to run now (one yield lets them enqueue theirs first): a call that
-        // goes out with one item when more were about to come costs Redis and the kernel a round
-        // trip each.
-        tokio::task::yield_now().await;
-        let mut jobs = vec![first];
-        while jobs.len() < MAX_ITEMS {
-            match rx.try_recv() {
-                Ok(job) => jobs.push(job),
-                Err(_) => break,
+    let in_flight = Arc::new(Semaphore::new(IN_FLIGHT as usize));
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut open = true;
+    loop {
+        if jobs.is_empty() {
+            match rx.recv().await {
+                Some(job) => jobs.push(job),
+                None => break,
             }
+            // Tasks that are ready to run now enqueue theirs first (one yield): a call that goes
+            // out with one item when more were about to come costs a round trip each.
+            tokio::task::yield_now().await;
         }
-        let cluster = jobs
+        take_queued(&mut rx, &mut jobs);
+        let permit = loop {
+            if jobs.len() >= MAX_ITEMS || !open {
+                match Arc::clone(&in_flight).acquire_owned().await {
+                    Ok(p) => break p,
+                    Err(_) => return,
+                }
+            }
+            tokio::select! {
+                idle = Arc::clone(&in_flight).acquire_many_owned(IN_FLIGHT) => {
+                    // Nothing is in flight: this call goes out (the task is the only one that
+                    // takes permits, so one is there to take).
+                    drop(idle);
+                    match Arc::clone(&in_flight).try_acquire_owned() {
+                        Ok(p) => break p,
+                        Err(_) => return,
+                    }
+                }
+                job = rx.recv() => match job {
+                    Some(job) => {
+                        jobs.push(job);
+                        take_queued(&mut rx, &mut jobs);
+                    }
+                    None => open = false,
+                },
+            }
+        };
+        let batch: Vec<Job> = jobs.drain(..jobs.len().min(MAX_ITEMS)).collect();
+        let cluster = batch
             .iter()
             .any(|(_, conn, _)| matches!(conn, Conn::Cluster(_)));
         if !cluster {
-            tokio::spawn(send(jobs, caller.clone(), permit));
+            tokio::spawn(send(batch, caller.clone(), permit));
             continue;
         }
         let mut by_slot: HashMap<String, Vec<Job>> = HashMap::new();
-        for job in jobs {
+        for job in batch {
             let tag = job.0.buckets.first().map_or("", |b| hash_tag(&b.key));
             by_slot.entry(tag.to_owned()).or_default().push(job);
         }
@@ -246,6 +274,16 @@ async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
                 };
                 send(group, caller, permit).await;
             });
+        }
+    }
+}
+
+/// Moves what is queued into `jobs`, up to [`MAX_ITEMS`].
+fn take_queued(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>) {
+    while jobs.len() < MAX_ITEMS {
+        match rx.try_recv() {
+            Ok(job) => jobs.push(job),
+            Err(_) => break,
         }
     }
 }
