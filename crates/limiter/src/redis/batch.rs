@@ -23,7 +23,7 @@ use super::Conn;
 const MAX_ITEMS: usize = 64;
 /// Calls in flight at once at most. The next call goes out when none is in flight, or sooner
 /// when a full call's worth of items waits: one call at a time makes each as large as the load
-/// is deep (at 32 connections about 25 items, where two at a time made about 10), and what a
+/// is deep (at 32 connections 14-15 items, where two at a time made about 10), and what a
 /// call costs Redis and both kernels (parsing, the script's set-up, a wake-up each side, the
 /// reply) is paid once for all of them.
 const IN_FLIGHT: u32 = 4;
