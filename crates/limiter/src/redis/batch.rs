@@ -228,12 +228,13 @@ async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
             }
             tokio::select! {
                 idle = Arc::clone(&in_flight).acquire_many_owned(IN_FLIGHT) => {
-                    // Nothing is in flight: this call goes out (the task is the only one that
-                    // takes permits, so one is there to take).
-                    drop(idle);
-                    match Arc::clone(&in_flight).try_acquire_owned() {
-                        Ok(p) => break p,
-                        Err(_) => return,
+                    // Nothing is in flight: this call goes out with one of the permits, the
+                    // others go back. (Dropping them all and taking one again could lose the
+                    // race to a Cluster slot's call waiting for one, and drop the queue.)
+                    let Ok(mut idle) = idle else { return };
+                    match idle.split(1) {
+                        Some(p) => break p,
+                        None => return,
                     }
                 }
                 job = rx.recv() => match job {
