@@ -23,14 +23,17 @@ pub(crate) fn u64() -> Result<u64, SandboxError> {
     getrandom::u64().map_err(|e| SandboxError::Random(e.to_string()))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+/// `bytes` as lower-case hex, two digits a byte. Written digit by digit rather than with
+/// `write!`: it also makes every error answer's request id, where the formatting machinery cost
+/// a tenth of a microsecond.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    let digit = |d: u8| char::from_digit(u32::from(d), 16).unwrap_or('0');
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(digit(b >> 4));
+        s.push(digit(b & 0xf));
+    }
+    s
 }
 
 /// The shortest admin token accepted from the operator.
@@ -113,6 +116,13 @@ mod tests {
         assert!(!h.matches("a-long-enough-tokeN"));
         assert!(!h.matches(""));
         assert!(TokenHash::parse("zz").is_none());
+    }
+
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        for v in [0, 1, 0xabc, u128::MAX, fastrand::u128(..)] {
+            assert_eq!(hex(&v.to_be_bytes()), format!("{v:032x}"));
+        }
     }
 
     #[test]
