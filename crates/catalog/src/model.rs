@@ -689,9 +689,7 @@ impl Service {
         // The byte after the name is looked at first: it rules out almost every host without a
         // comparison of the name (WB has dozens, and this runs on every request by path).
         let host = self.hosts.iter().find(|h| {
-            matches!(h.as_bytes().get(first.len()), None | Some(b'.'))
-                && h.len() >= first.len()
-                && h.starts_with(first)
+            matches!(h.as_bytes().get(first.len()), None | Some(b'.')) && h.starts_with(first)
         })?;
         Some((host, path.get(first.len()..).unwrap_or("")))
     }
