@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_limiter::{
-    Algorithm, Clock, Draw, Drawn, FailurePolicy, ManualClock, MemoryStore, Quota, RedisConfig,
-    RedisStore, TimeSource,
+    Algorithm, Clock, Decision, Draw, Drawn, FailurePolicy, ManualClock, MemoryStore, Quota,
+    RedisConfig, RedisStore, TimeSource,
 };
 use apistend_testkit::RedisServer;
 use proptest::prelude::*;
@@ -166,6 +166,26 @@ async fn fresh(store: &RedisStore, c: &Case) -> (Quota, Quota) {
     (quota, quota.with_algorithm(Algorithm::FixedWindow))
 }
 
+/// `op` on the bucket `key` of `quota` in `store`.
+async fn run_op(store: &RedisStore, key: String, quota: Quota, op: RefOp) -> Decision {
+    match op {
+        RefOp::Acquire(n) => store.acquire(&key, &quota, n).await,
+        RefOp::Settled(n, m) => {
+            store
+                .acquire_settled(&key, &quota, n, Duration::from_micros(m))
+                .await
+        }
+        RefOp::Penalize(us) => {
+            store
+                .penalize(&key, &quota, Duration::from_micros(us))
+                .await
+        }
+        RefOp::Refund(n) => store.refund(&key, &quota, n).await,
+        RefOp::Align(r) => store.align(&key, &quota, r).await,
+    }
+    .unwrap()
+}
+
 /// The Redis store, in client-time mode so the test controls time, against the same model: the
 /// Lua transcription and the Rust arithmetic must agree exactly.
 #[test]
@@ -184,35 +204,17 @@ fn redis_store_matches_model() {
                     clock.advance_micros(adv);
                     let now = clock.now();
                     let r = model.apply(KEYS[k], now, c.burst, c.interval_us, op);
-                    let d = match op {
-                        RefOp::Acquire(n) => store.acquire(KEYS[k], &quota, n).await.unwrap(),
-                        RefOp::Settled(n, m) => store
-                            .acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m))
-                            .await
-                            .unwrap(),
-                        RefOp::Penalize(us) => store
-                            .penalize(KEYS[k], &quota, Duration::from_micros(us))
-                            .await
-                            .unwrap(),
-                        RefOp::Refund(n) => store.refund(KEYS[k], &quota, n).await.unwrap(),
-                        RefOp::Align(r) => store.align(KEYS[k], &quota, r).await.unwrap(),
-                    };
+                    let d = run_op(&store, KEYS[k].to_owned(), quota, op).await;
                     check(&d, &r, &format!("(redis gcra) at step {i} ({op:?})"));
                     let fk = format!("fw:{}", KEYS[k]);
-                    let (r, d) = match op {
-                        RefOp::Acquire(n) => (
-                            window.acquire(&fk, now, c.burst, c.interval_us, n),
-                            store.acquire(&fk, &fw, n).await.unwrap(),
-                        ),
-                        RefOp::Settled(n, m) => (
-                            window.settled(&fk, now, c.burst, c.interval_us, n, m),
-                            store
-                                .acquire_settled(&fk, &fw, n, Duration::from_micros(m))
-                                .await
-                                .unwrap(),
-                        ),
+                    let r = match op {
+                        RefOp::Acquire(n) => window.acquire(&fk, now, c.burst, c.interval_us, n),
+                        RefOp::Settled(n, m) => {
+                            window.settled(&fk, now, c.burst, c.interval_us, n, m)
+                        }
                         _ => continue,
                     };
+                    let d = run_op(&store, fk, fw, op).await;
                     check(&d, &r, &format!("(redis window) at step {i} ({op:?})"));
                 }
             });
@@ -251,66 +253,23 @@ fn redis_store_batched_calls_match_model() {
                     clock.advance_micros(adv);
                     let now = clock.now();
                     let mut expected = Vec::new();
-                    let mut calls: Vec<
-                        std::pin::Pin<
-                            Box<dyn std::future::Future<Output = apistend_limiter::Decision> + '_>,
-                        >,
-                    > = Vec::new();
+                    let mut calls = Vec::new();
                     for &(k, op) in &group {
                         let key = KEYS[k];
                         expected.push(model.apply(key, now, c.burst, c.interval_us, op));
-                        let store = &store;
-                        calls.push(match op {
-                            RefOp::Acquire(n) => {
-                                Box::pin(
-                                    async move { store.acquire(key, &quota, n).await.unwrap() },
-                                )
-                            }
-                            RefOp::Settled(n, m) => Box::pin(async move {
-                                store
-                                    .acquire_settled(key, &quota, n, Duration::from_micros(m))
-                                    .await
-                                    .unwrap()
-                            }),
-                            RefOp::Penalize(us) => Box::pin(async move {
-                                store
-                                    .penalize(key, &quota, Duration::from_micros(us))
-                                    .await
-                                    .unwrap()
-                            }),
-                            RefOp::Refund(n) => {
-                                Box::pin(async move { store.refund(key, &quota, n).await.unwrap() })
-                            }
-                            RefOp::Align(r) => {
-                                Box::pin(async move { store.align(key, &quota, r).await.unwrap() })
-                            }
-                        });
+                        calls.push(run_op(&store, key.to_owned(), quota, op));
                         let fk = format!("fw:{key}");
-                        match op {
+                        let r = match op {
                             RefOp::Acquire(n) => {
-                                expected.push(window.acquire(&fk, now, c.burst, c.interval_us, n));
-                                calls.push(Box::pin(async move {
-                                    store.acquire(&fk, &fw, n).await.unwrap()
-                                }));
+                                window.acquire(&fk, now, c.burst, c.interval_us, n)
                             }
                             RefOp::Settled(n, m) => {
-                                expected.push(window.settled(
-                                    &fk,
-                                    now,
-                                    c.burst,
-                                    c.interval_us,
-                                    n,
-                                    m,
-                                ));
-                                calls.push(Box::pin(async move {
-                                    store
-                                        .acquire_settled(&fk, &fw, n, Duration::from_micros(m))
-                                        .await
-                                        .unwrap()
-                                }));
+                                window.settled(&fk, now, c.burst, c.interval_us, n, m)
                             }
-                            _ => {}
-                        }
+                            _ => continue,
+                        };
+                        expected.push(r);
+                        calls.push(run_op(&store, fk, fw, op));
                     }
                     let got = futures_util::future::join_all(calls).await;
                     decisions.set(decisions.get() + got.len() as u64);

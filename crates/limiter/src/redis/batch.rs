@@ -206,16 +206,11 @@ impl Batcher {
 /// per slot.
 async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT as usize));
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut open = true;
-    loop {
-        if jobs.is_empty() {
-            match rx.recv().await {
-                Some(job) => jobs.push(job),
-                None => break,
-            }
-        }
+    while let Some(first) = rx.recv().await {
+        // Never more than MAX_ITEMS: the queue is read only while there is room.
+        let mut jobs = vec![first];
         take_queued(&mut rx, &mut jobs);
+        let mut open = true;
         let permit = loop {
             if jobs.len() >= MAX_ITEMS || !open {
                 match Arc::clone(&in_flight).acquire_owned().await {
@@ -239,21 +234,21 @@ async fn drive(mut rx: mpsc::Receiver<Job>, caller: Caller) {
                         jobs.push(job);
                         take_queued(&mut rx, &mut jobs);
                     }
+                    // The store is gone: what is queued still goes, then the loop ends.
                     None => open = false,
                 },
             }
         };
         gather(&mut rx, &mut jobs).await;
-        let batch: Vec<Job> = jobs.drain(..jobs.len().min(MAX_ITEMS)).collect();
-        let cluster = batch
+        let cluster = jobs
             .iter()
             .any(|(_, conn, _)| matches!(conn, Conn::Cluster(_)));
         if !cluster {
-            tokio::spawn(send(batch, caller.clone(), permit));
+            tokio::spawn(send(jobs, caller.clone(), permit));
             continue;
         }
         let mut by_slot: HashMap<String, Vec<Job>> = HashMap::new();
-        for job in batch {
+        for job in jobs {
             let tag = job.0.buckets.first().map_or("", |b| hash_tag(&b.key));
             by_slot.entry(tag.to_owned()).or_default().push(job);
         }
