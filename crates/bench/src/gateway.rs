@@ -21,6 +21,7 @@ use apistend_testkit::{RedisCluster, RedisServer};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::cpu::{CpuTime, PerRequest};
 use crate::process::{Server, can_pin, peak_rss_kib, pinned};
 use crate::stats::Summary;
 use crate::wrk::{Load, Wrk};
@@ -101,6 +102,36 @@ pub struct Round {
     /// The memory-backed sandbox's allowed and rejected paths in this round, when the
     /// sandbox under test keeps its buckets in Redis.
     pub memory: Option<(Load, Load)>,
+    /// The server's CPU time per request in this round's runs, where `/proc` says it.
+    pub cpu: RoundCpu,
+}
+
+/// The server's CPU time per request in a round's runs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RoundCpu {
+    /// The hello-world, in the run after the round.
+    pub hello: Option<PerRequest>,
+    /// The sandbox under test, allowed path.
+    pub allowed: Option<PerRequest>,
+    /// The sandbox under test, rejected path.
+    pub rejected: Option<PerRequest>,
+}
+
+/// CPU time per request over the rounds, µs: user and kernel time of each server and path.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CpuSummary {
+    /// The hello-world's user time.
+    pub hello_user_us: Summary,
+    /// The hello-world's kernel time.
+    pub hello_kernel_us: Summary,
+    /// The sandbox's user time, allowed path.
+    pub allowed_user_us: Summary,
+    /// The sandbox's kernel time, allowed path.
+    pub allowed_kernel_us: Summary,
+    /// The sandbox's user time, rejected path.
+    pub rejected_user_us: Summary,
+    /// The sandbox's kernel time, rejected path.
+    pub rejected_kernel_us: Summary,
 }
 
 /// What a run measured.
@@ -132,6 +163,8 @@ pub struct Report {
     pub rejected_p99_us: Summary,
     /// With Redis: allowed and rejected rates over the memory-backed sandbox's of each round.
     pub vs_memory: Option<(Summary, Summary)>,
+    /// CPU time per request (where `/proc` says it).
+    pub cpu: Option<CpuSummary>,
     /// The sandbox's peak resident set at the end, KiB.
     pub sandbox_peak_rss_kib: Option<u64>,
 }
@@ -175,10 +208,25 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         warm.run(&s.rejected_url(), &headers(s))?;
     }
 
-    let measure = |name: &str, url: &str, headers: &[(String, String)]| -> anyhow::Result<Load> {
+    // One run, and the CPU time the server `pid` spent per request in it.
+    let measure = |name: &str,
+                   url: &str,
+                   headers: &[(String, String)],
+                   pid: u32|
+     -> anyhow::Result<(Load, Option<PerRequest>)> {
+        let start = CpuTime::of(pid);
         let l = config.wrk.run(url, headers)?;
+        let cpu = start
+            .zip(CpuTime::of(pid))
+            .and_then(|(a, b)| a.per_request(b, l.requests));
+        let cpu_text = cpu.map_or_else(String::new, |c| {
+            format!(
+                "  cpu/req user {:.2} µs kernel {:.2} µs",
+                c.user_us, c.kernel_us
+            )
+        });
         eprintln!(
-            "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  non-2xx {}",
+            "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  non-2xx {}{cpu_text}",
             l.rps, l.p50_us, l.p99_us, l.non_2xx
         );
         ensure!(
@@ -186,32 +234,38 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
             "{name}: {} socket errors",
             l.socket_errors
         );
-        Ok(l)
+        Ok((l, cpu))
     };
+    type Path = (Load, Option<PerRequest>);
     // A sandbox's two paths, each checked for the answers it promises.
-    let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Load, Load)> {
+    let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Path, Path)> {
         let h = headers(s);
-        let allowed = measure(&format!("{tag}allowed"), &s.allowed_url(), &h)?;
+        let pid = s.server.pid();
+        let (allowed, allowed_cpu) = measure(&format!("{tag}allowed"), &s.allowed_url(), &h, pid)?;
         ensure!(
             allowed.non_2xx == 0,
             "the allowed path answered {} non-2xx",
             allowed.non_2xx
         );
-        let rejected = measure(&format!("{tag}rejected"), &s.rejected_url(), &h)?;
+        let (rejected, rejected_cpu) =
+            measure(&format!("{tag}rejected"), &s.rejected_url(), &h, pid)?;
         ensure!(
             rejected.non_2xx == rejected.requests,
             "the rejected path let {} requests through",
             rejected.requests - rejected.non_2xx
         );
-        Ok((allowed, rejected))
+        Ok(((allowed, allowed_cpu), (rejected, rejected_cpu)))
     };
-    let mut before = measure("hello", &hello_url, &[])?;
+    let (mut before, _) = measure("hello", &hello_url, &[], hello.pid())?;
     let mut rounds = Vec::with_capacity(config.rounds);
     for i in 0..config.rounds {
         eprintln!("round {}/{}", i + 1, config.rounds);
-        let (allowed, rejected) = paths(&sandbox, "")?;
-        let in_memory = memory.as_ref().map(|m| paths(m, "memory ")).transpose()?;
-        let after = measure("hello", &hello_url, &[])?;
+        let ((allowed, allowed_cpu), (rejected, rejected_cpu)) = paths(&sandbox, "")?;
+        let in_memory = memory
+            .as_ref()
+            .map(|m| paths(m, "memory ").map(|((a, _), (r, _))| (a, r)))
+            .transpose()?;
+        let (after, hello_cpu) = measure("hello", &hello_url, &[], hello.pid())?;
         let anchor = (before.rps + after.rps) / 2.0;
         rounds.push(Round {
             hello_before: before,
@@ -221,6 +275,11 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
             allowed_ratio: allowed.rps / anchor,
             rejected_ratio: rejected.rps / anchor,
             memory: in_memory,
+            cpu: RoundCpu {
+                hello: hello_cpu,
+                allowed: allowed_cpu,
+                rejected: rejected_cpu,
+            },
         });
         before = after;
     }
@@ -244,8 +303,28 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         vs_memory: summary(&|r| r.memory.map_or(f64::NAN, |m| r.allowed.rps / m.0.rps)).zip(
             summary(&|r| r.memory.map_or(f64::NAN, |m| r.rejected.rps / m.1.rps)),
         ),
+        cpu: cpu_summary(&rounds),
         sandbox_peak_rss_kib: peak_rss_kib(sandbox.server.pid()),
         rounds,
+    })
+}
+
+/// The rounds' CPU times per request, when every run has them.
+fn cpu_summary(rounds: &[Round]) -> Option<CpuSummary> {
+    let of = |f: &dyn Fn(&RoundCpu) -> Option<PerRequest>, user: bool| {
+        let values: Option<Vec<f64>> = rounds
+            .iter()
+            .map(|r| f(&r.cpu).map(|c| if user { c.user_us } else { c.kernel_us }))
+            .collect();
+        Summary::of(&values?)
+    };
+    Some(CpuSummary {
+        hello_user_us: of(&|c| c.hello, true)?,
+        hello_kernel_us: of(&|c| c.hello, false)?,
+        allowed_user_us: of(&|c| c.allowed, true)?,
+        allowed_kernel_us: of(&|c| c.allowed, false)?,
+        rejected_user_us: of(&|c| c.rejected, true)?,
+        rejected_kernel_us: of(&|c| c.rejected, false)?,
     })
 }
 
@@ -484,6 +563,18 @@ pub fn table(r: &Report) -> String {
         let _ = writeln!(
             s,
             "over the memory-backed sandbox, median (min–max): allowed {a}, rejected {j}"
+        );
+    }
+    if let Some(c) = &r.cpu {
+        let _ = writeln!(
+            s,
+            "CPU µs per request, median (min–max): hello user {} kernel {}; allowed user {} kernel {}; rejected user {} kernel {}",
+            c.hello_user_us,
+            c.hello_kernel_us,
+            c.allowed_user_us,
+            c.allowed_kernel_us,
+            c.rejected_user_us,
+            c.rejected_kernel_us
         );
     }
     if let Some(kib) = r.sandbox_peak_rss_kib {

@@ -4,6 +4,7 @@
 //! `scripts/bench-gateway.sh` and `cargo bench -p apistend-bench --bench gateway_binary` both
 //! call [`gateway::run`].
 
+pub mod cpu;
 pub mod gateway;
 pub mod process;
 pub mod soak;
