@@ -6,7 +6,8 @@
 //! path) and one closed to a token an hour (the rejected path: every answer WB's 429 with its
 //! headers and body), its default latency 0; requests carry WB's own credential header. The
 //! rounds alternate: hello, then per round allowed, rejected, hello; each round's ratio is its
-//! path's rate over the mean of the hello runs before and after it.
+//! path's rate over the mean of the hello runs before and after it. Each run also reports the
+//! server's CPU time per request, user and kernel ([`crate::cpu`]): what a ratio is made of.
 //!
 //! With Redis (a `redis-server`, or a 3-master Cluster, on the servers' core) a memory-backed
 //! sandbox runs beside it as a second anchor, measured in the same rounds: the Redis sandbox's
