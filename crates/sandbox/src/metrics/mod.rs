@@ -6,7 +6,7 @@
 //!
 //! One family is kept apart: the bucket-fill histogram, observed on every request. The
 //! exporter's histograms pin a crossbeam epoch and push each sample into an atomic bucket that
-//! upkeep drains later — measured at 4–6 % of the gateway's throughput (BENCHMARKS.md) — while
+//! upkeep drains later — measured at 4–6 % of the gateway's throughput when it was tried — while
 //! fixed bounds known at start need only one counter per bound: [`fill`] keeps those counters
 //! and renders them in the histogram format after the exporter's text.
 
