@@ -6,6 +6,8 @@
 
 use serde::Serialize;
 
+use crate::stats::Summary;
+
 /// Linux reports a process's times in `/proc/PID/stat` in `USER_HZ` ticks, 100 a second on every
 /// architecture it runs on (`USER_HZ` is fixed for user space, unlike the kernel's `HZ`).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -73,6 +75,52 @@ pub struct PerRequest {
     pub kernel_us: f64,
 }
 
+/// The machine's CPU time so far, in clock ticks: (stolen by the hypervisor, all), from the
+/// `cpu` line of `/proc/stat`. On a shared VM the stolen share is noise no benchmark controls:
+/// reported beside the figures it disturbs.
+#[must_use]
+pub fn machine_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let steal = *fields.get(7)?;
+    Some((steal, fields.iter().take(8).sum()))
+}
+
+/// One path's CPU time per request over the rounds, µs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PerRequestSummary {
+    /// User time.
+    pub user_us: Summary,
+    /// Kernel time.
+    pub kernel_us: Summary,
+}
+
+impl PerRequestSummary {
+    /// Summarizes `runs`; `None` when one of them has no figure (or there are none).
+    #[must_use]
+    pub fn of(runs: impl IntoIterator<Item = Option<PerRequest>>) -> Option<Self> {
+        let runs: Vec<PerRequest> = runs.into_iter().collect::<Option<_>>()?;
+        let spread =
+            |f: fn(&PerRequest) -> f64| Summary::of(&runs.iter().map(f).collect::<Vec<_>>());
+        Some(Self {
+            user_us: spread(|c| c.user_us)?,
+            kernel_us: spread(|c| c.kernel_us)?,
+        })
+    }
+}
+
+impl std::fmt::Display for PerRequestSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "user {} kernel {}", self.user_us, self.kernel_us)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +141,19 @@ mod tests {
         assert!((p.kernel_us - 10.0).abs() < 1e-9);
         assert!(a.per_request(b, 0).is_none());
         assert!(CpuTime::parse("garbage").is_none());
+    }
+
+    #[test]
+    fn summarizes_only_complete_runs() {
+        let run = |u: f64| {
+            Some(PerRequest {
+                user_us: u,
+                kernel_us: 2.0 * u,
+            })
+        };
+        let s = PerRequestSummary::of([run(1.0), run(3.0), run(2.0)]).unwrap();
+        assert_eq!((s.user_us.median, s.kernel_us.max), (2.0, 6.0));
+        assert!(PerRequestSummary::of([run(1.0), None]).is_none());
     }
 
     #[test]

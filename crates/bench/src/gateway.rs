@@ -22,7 +22,7 @@ use apistend_testkit::{RedisCluster, RedisServer};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::cpu::{CpuTime, PerRequest};
+use crate::cpu::{CpuTime, PerRequest, PerRequestSummary};
 use crate::process::{Server, can_pin, peak_rss_kib, pinned};
 use crate::stats::Summary;
 use crate::wrk::{Load, Wrk};
@@ -118,21 +118,15 @@ pub struct RoundCpu {
     pub rejected: Option<PerRequest>,
 }
 
-/// CPU time per request over the rounds, µs: user and kernel time of each server and path.
+/// CPU time per request over the rounds, of each server and path.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct CpuSummary {
-    /// The hello-world's user time.
-    pub hello_user_us: Summary,
-    /// The hello-world's kernel time.
-    pub hello_kernel_us: Summary,
-    /// The sandbox's user time, allowed path.
-    pub allowed_user_us: Summary,
-    /// The sandbox's kernel time, allowed path.
-    pub allowed_kernel_us: Summary,
-    /// The sandbox's user time, rejected path.
-    pub rejected_user_us: Summary,
-    /// The sandbox's kernel time, rejected path.
-    pub rejected_kernel_us: Summary,
+    /// The hello-world.
+    pub hello: PerRequestSummary,
+    /// The sandbox under test, allowed path.
+    pub allowed: PerRequestSummary,
+    /// The sandbox under test, rejected path.
+    pub rejected: PerRequestSummary,
 }
 
 /// What a run measured.
@@ -312,20 +306,13 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
 
 /// The rounds' CPU times per request, when every run has them.
 fn cpu_summary(rounds: &[Round]) -> Option<CpuSummary> {
-    let of = |f: &dyn Fn(&RoundCpu) -> Option<PerRequest>, user: bool| {
-        let values: Option<Vec<f64>> = rounds
-            .iter()
-            .map(|r| f(&r.cpu).map(|c| if user { c.user_us } else { c.kernel_us }))
-            .collect();
-        Summary::of(&values?)
+    let of = |f: fn(&RoundCpu) -> Option<PerRequest>| {
+        PerRequestSummary::of(rounds.iter().map(|r| f(&r.cpu)))
     };
     Some(CpuSummary {
-        hello_user_us: of(&|c| c.hello, true)?,
-        hello_kernel_us: of(&|c| c.hello, false)?,
-        allowed_user_us: of(&|c| c.allowed, true)?,
-        allowed_kernel_us: of(&|c| c.allowed, false)?,
-        rejected_user_us: of(&|c| c.rejected, true)?,
-        rejected_kernel_us: of(&|c| c.rejected, false)?,
+        hello: of(|c| c.hello)?,
+        allowed: of(|c| c.allowed)?,
+        rejected: of(|c| c.rejected)?,
     })
 }
 
@@ -569,13 +556,8 @@ pub fn table(r: &Report) -> String {
     if let Some(c) = &r.cpu {
         let _ = writeln!(
             s,
-            "CPU µs per request, median (min–max): hello user {} kernel {}; allowed user {} kernel {}; rejected user {} kernel {}",
-            c.hello_user_us,
-            c.hello_kernel_us,
-            c.allowed_user_us,
-            c.allowed_kernel_us,
-            c.rejected_user_us,
-            c.rejected_kernel_us
+            "CPU µs per request, median (min–max): hello {}; allowed {}; rejected {}",
+            c.hello, c.allowed, c.rejected
         );
     }
     if let Some(kib) = r.sandbox_peak_rss_kib {

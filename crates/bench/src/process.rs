@@ -155,20 +155,3 @@ fn status_kib(pid: u32, field: &str) -> Option<u64> {
         .parse()
         .ok()
 }
-
-/// The machine's CPU time so far, in clock ticks: (stolen by the hypervisor, all), from the
-/// `cpu` line of `/proc/stat`. On a shared VM the stolen share is noise no benchmark controls:
-/// reported beside the figures it disturbs.
-#[must_use]
-pub fn cpu_ticks() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let fields: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    // user nice system idle iowait irq softirq steal (guest time is inside user).
-    let steal = *fields.get(7)?;
-    Some((steal, fields.iter().take(8).sum()))
-}

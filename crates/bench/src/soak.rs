@@ -24,8 +24,9 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cpu::machine_ticks;
 use crate::gateway::{ALLOWED, REJECTED, open_sandbox};
-use crate::process::{Server, cpu_ticks, pinned, rss_kib};
+use crate::process::{Server, pinned, rss_kib};
 
 /// How to run the soak.
 #[derive(Debug, Clone)]
@@ -355,11 +356,11 @@ async fn open_loop(
         tokio::time::Instant::now() + Duration::from_secs(10),
         Duration::from_secs(10),
     );
-    let mut ticks = cpu_ticks();
+    let mut ticks = machine_ticks();
     while Instant::now() < end {
         sampler.tick().await;
         let (ok, rejected, other, errors, h) = window.take();
-        let now_ticks = cpu_ticks();
+        let now_ticks = machine_ticks();
         let steal_pct = match (ticks, now_ticks) {
             (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
                 (s1 - s0) as f64 * 100.0 / (t1 - t0) as f64
