@@ -21,6 +21,7 @@ mod intercept;
 mod lockout;
 mod metrics;
 mod operating;
+mod pieces;
 mod pipeline;
 mod scenario;
 mod secret;

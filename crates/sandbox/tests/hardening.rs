@@ -333,3 +333,31 @@ async fn an_idle_connection_outlives_thirty_seconds() {
         );
     }
 }
+
+/// Answers larger than the server's write buffer (the management API's OpenAPI document) arrive
+/// whole, with their length, and the connection they came on serves the next request.
+#[tokio::test]
+async fn a_large_answer_arrives_whole_on_a_kept_alive_connection() {
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let r = c
+            .get(format!("{}/api/v1/openapi.json", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let length: usize = r.headers()["content-length"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let body = r.bytes().await.unwrap();
+        assert_eq!(body.len(), length);
+        assert!(length > 32 * 1024, "the document is {length} bytes");
+        let _: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        seen.push(body);
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]));
+}
