@@ -145,10 +145,8 @@ impl Server {
         }
     }
 
-    /// One request. Every answer is boxed, the emulated one too: its future is some kilobytes,
-    /// and hyper moves the future it is given into its dispatcher by value; a pointer moves for
-    /// less (A/B on the release binary: about 9 % less CPU per rejected request, see
-    /// BENCHMARKS.md).
+    /// One request: its answer, counted as answered and cut into bounded pieces
+    /// ([`pieces`]).
     fn answer(
         self: &Arc<Self>,
         req: Request<hyper::body::Incoming>,
@@ -157,38 +155,43 @@ impl Server {
     ) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<> {
         phase.busy();
         let done = Arc::clone(phase);
-        let answered = move |resp: Response<Body>| {
+        self.route(req, surface, phase).map(move |resp| {
             done.answered();
             Ok(resp.map(pieces::bounded))
-        };
-        let state = Arc::clone(&self.state);
-        let fut: Boxed = if surface == Surface::Sandbox && req.method() == http::Method::CONNECT {
-            Box::pin(intercept::connect::handle(
+        })
+    }
+
+    /// The future of `req`'s answer. Boxed on every path, the emulated one too: that future is
+    /// some kilobytes and hyper moves the future it is given by value; a pointer moves for less
+    /// (BENCHMARKS.md, the gateway's A/B).
+    fn route(
+        self: &Arc<Self>,
+        req: Request<hyper::body::Incoming>,
+        surface: Surface,
+        phase: &Arc<transport::Phase>,
+    ) -> Boxed {
+        if surface == Surface::Sandbox && req.method() == http::Method::CONNECT {
+            return Box::pin(intercept::connect::handle(
                 Arc::clone(self),
                 req,
                 Arc::clone(phase),
-            ))
-        } else {
-            let target = intercept::target(&state.catalog, req.uri(), req.headers());
-            if surface == Surface::Sandbox
-                && target == Target::Prefix
-                && own_route(req.uri().path())
-            {
-                let (admin, limits) = (self.admin.clone(), state.limits);
-                Box::pin(async move {
-                    match admin::buffer_body(req, limits).await {
-                        Ok(req) => match hyper::service::Service::call(&admin, req).await {
-                            Ok(resp) => resp,
-                            Err(never) => match never {},
-                        },
-                        Err(early) => early,
-                    }
-                })
-            } else {
-                Box::pin(crate::answer(state, req.map(Body::new), target, surface))
-            }
-        };
-        fut.map(answered)
+            ));
+        }
+        let state = Arc::clone(&self.state);
+        let target = intercept::target(&state.catalog, req.uri(), req.headers());
+        if surface == Surface::Sandbox && target == Target::Prefix && own_route(req.uri().path()) {
+            let (admin, limits) = (self.admin.clone(), state.limits);
+            return Box::pin(async move {
+                match admin::buffer_body(req, limits).await {
+                    Ok(req) => match hyper::service::Service::call(&admin, req).await {
+                        Ok(resp) => resp,
+                        Err(never) => match never {},
+                    },
+                    Err(early) => early,
+                }
+            });
+        }
+        Box::pin(crate::answer(state, req.map(Body::new), target, surface))
     }
 }
 
