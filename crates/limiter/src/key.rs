@@ -19,16 +19,17 @@ pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
     // Built on every request: runs between the escaped characters are copied whole, and the parts
     // appended without the formatting machinery.
     let mut rest = tenant;
-    while let Some(at) = rest.find(['{', '}', '%']) {
+    // Searched byte by byte: the three are ASCII, so never inside another character, and a
+    // search by `char` decoded every character of every key.
+    while let Some(at) = rest.bytes().position(|b| matches!(b, b'{' | b'}' | b'%')) {
         let (run, tail) = rest.split_at(at);
         key.push_str(run);
-        let mut chars = tail.chars();
-        key.push_str(match chars.next() {
-            Some('{') => "%7B",
-            Some('}') => "%7D",
+        key.push_str(match tail.as_bytes().first() {
+            Some(b'{') => "%7B",
+            Some(b'}') => "%7D",
             _ => "%25",
         });
-        rest = chars.as_str();
+        rest = tail.get(1..).unwrap_or("");
     }
     key.push_str(rest);
     key.push('}');
@@ -37,4 +38,17 @@ pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
         key.push_str(p);
     }
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bucket_key;
+
+    #[test]
+    fn a_tenant_of_any_characters_is_escaped_whole() {
+        let key = bucket_key("ns", "ключ{ü}%й", &["wb", "g"]);
+        assert_eq!(key, "ns:{ключ%7Bü%7D%25й}:wb:g");
+        assert_eq!(bucket_key("ns", "", &[]), "ns:{}");
+        assert_eq!(bucket_key("ns", "{", &[]), "ns:{%7B}");
+    }
 }

@@ -85,7 +85,7 @@ impl Owner {
                 format!("sandbox:{}:part:{part}", v.sandbox).into()
             }
             (Some(v), _) if scope == BucketScope::Account || v.per_account(service) => {
-                format!("sandbox:{}", v.sandbox).into()
+                (&*v.account).into()
             }
             _ => (&*self.key).into(),
         }

@@ -21,6 +21,8 @@ pub(crate) struct View {
     chaos: Option<Chaos>,
     /// The sandbox's id: the owner of its buckets scoped per account.
     pub(crate) sandbox: Arc<str>,
+    /// `sandbox:{id}`, the tenant of those buckets' keys (made once, not per request).
+    pub(crate) account: Arc<str>,
     /// Services whose buckets the sandbox's keys share.
     per_account: Vec<String>,
     /// Service → the plan its requests get.
@@ -65,6 +67,7 @@ impl View {
             latency_ms: s.settings.latency_ms,
             chaos,
             sandbox: s.id.as_str().into(),
+            account: format!("sandbox:{}", s.id).into(),
             per_account: s
                 .settings
                 .bucket_scope
