@@ -14,6 +14,7 @@ mod admin;
 mod buckets;
 mod call;
 mod clock;
+mod controls;
 mod drain;
 mod error;
 mod in_flight;

@@ -13,15 +13,13 @@ use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 
 use crate::AppState;
 use crate::buckets::{self, Owner};
-use crate::call::{Call, header};
+use crate::call::Call;
 use crate::clock::{rfc3339, unix_now};
+use crate::controls::Controls;
 use crate::in_flight;
-use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_MOCK_SCENARIO};
+use crate::scenario::{Scenario, X_APISTEND_SCENARIO};
 use crate::services::{Refusal, Success};
 use crate::tenants::View;
-
-/// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
-pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-delay");
 
 enum BodyMode {
     Full,
@@ -47,9 +45,6 @@ struct Answer {
     rendered: Option<axum::body::Bytes>,
 }
 
-/// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
-const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
 /// The request id (of logs and error bodies) and the timestamp of error bodies, made only when
 /// something needs them: most answers need neither.
 struct Meta {
@@ -61,12 +56,9 @@ struct Meta {
 }
 
 impl Meta {
-    fn new(headers: &http::HeaderMap) -> Self {
-        let given = headers
-            .get(X_REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-            .map(str::to_owned);
+    /// `given`: the request's `X-Request-Id`, kept when it is a usable one.
+    fn new(given: Option<String>) -> Self {
+        let given = given.filter(|v| v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()));
         Self {
             started: unix_now(),
             given,
@@ -84,22 +76,7 @@ impl Meta {
     }
 
     fn ctx(&self, limit: u32) -> ErrorContext<'_> {
-        let ts = self.timestamp.get_or_init(|| {
-            // Formatted once a second per thread: an exhausted bucket answers many per second.
-            thread_local! {
-                static LAST: std::cell::RefCell<(i64, String)> =
-                    const { std::cell::RefCell::new((i64::MIN, String::new())) };
-            }
-            #[allow(clippy::cast_possible_truncation)]
-            let second = self.started.floor() as i64;
-            LAST.with_borrow_mut(|(at, text)| {
-                if *at != second {
-                    *at = second;
-                    *text = rfc3339(self.started);
-                }
-                text.clone()
-            })
-        });
+        let ts = self.timestamp.get_or_init(|| rfc3339(self.started));
         ErrorContext::new(self.id(), ts, limit)
     }
 }
@@ -223,6 +200,9 @@ struct Seen {
     fill: Option<(u32, u32)>,
     /// The sandbox and key of the request, when a dashboard feed is open (else not looked at).
     watched: Option<(Arc<str>, Arc<str>)>,
+    /// The answer's scenario (its `x-apistend-scenario`), so it is not read back from the
+    /// response's headers.
+    scenario: Option<&'static str>,
 }
 
 /// A header value for a count or a number of seconds. Values up to 4095 come from a table made
@@ -292,23 +272,22 @@ pub(crate) async fn handle(
     req: Request<Body>,
 ) -> Response<Body> {
     let id = route.id;
-    let meta = Meta::new(req.headers());
-    let asked_scenario = req.headers().contains_key(X_MOCK_SCENARIO);
+    let mut controls = Controls::read(req.headers());
+    let meta = Meta::new(controls.request_id.take());
+    let asked_scenario = controls.asked_scenario;
     let method = req.method().clone();
     let mut seen = Seen {
         group: usize::MAX,
         chaos: false,
         fill: None,
         watched: None,
+        scenario: None,
     };
     let debug = tracing::enabled!(tracing::Level::DEBUG);
     let path = (debug || state.watch.watched()).then(|| req.uri().path().to_owned());
-    let mut resp = handle_inner(&state, route, req, &meta, &mut seen).await;
+    let mut resp = handle_inner(&state, route, req, &controls, &meta, &mut seen).await;
     let status = resp.status().as_u16();
-    let scenario = resp
-        .headers()
-        .get(X_APISTEND_SCENARIO)
-        .and_then(|v| v.to_str().ok());
+    let scenario = seen.scenario;
     state.metrics.request(
         id,
         seen.group,
@@ -355,6 +334,7 @@ async fn handle_inner(
     state: &AppState,
     route: Route,
     req: Request<Body>,
+    controls: &Controls,
     meta: &Meta,
     seen: &mut Seen,
 ) -> Response<Body> {
@@ -454,6 +434,7 @@ async fn handle_inner(
         if let Some(rule) = &service.lockout {
             state.lockouts.rejected(id, &owner.key, rule, started);
         }
+        seen.scenario = Some(Scenario::RateLimit.name());
         return rejection(service, &decision, &quota, &meta.ctx(limit)).into_response();
     }
     let plain = |kind: ErrorKind, d: &Decision| {
@@ -480,7 +461,7 @@ async fn handle_inner(
         }
     };
     let view = owner.view.as_deref();
-    let scenario = match header(&parts.headers, X_MOCK_SCENARIO) {
+    let scenario = match controls.scenario.as_deref() {
         None => {
             let drawn = view.and_then(View::draw);
             seen.chaos = drawn.is_some();
@@ -497,7 +478,7 @@ async fn handle_inner(
             }
         },
     };
-    let delay = match header(&parts.headers, X_MOCK_DELAY) {
+    let delay = match controls.delay.as_deref() {
         None => Duration::from_millis(
             view.and_then(|v| v.latency_ms)
                 .unwrap_or_else(|| u64::from(state.latency_ms(id))),
@@ -516,6 +497,7 @@ async fn handle_inner(
     if scenario == Some(Scenario::RateLimit) {
         // What a real exceedance of this bucket answers: its headers as for an empty bucket.
         let exceeded = decision.exceeded(&quota, at.weight);
+        seen.scenario = Some(Scenario::RateLimit.name());
         return rejection(service, &exceeded, &quota, &meta.ctx(limit)).into_response();
     }
 
@@ -622,6 +604,7 @@ async fn handle_inner(
     }
     let mut answer = answer.rate(service.rate_headers(&decision, &quota, false));
     answer.scenario = scenario.map(Scenario::name);
+    seen.scenario = answer.scenario;
     let resp = answer.into_response();
     match held {
         Some(h) => resp.map(|body| in_flight::HeldBody::wrap(body, h)),
