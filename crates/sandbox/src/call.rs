@@ -197,11 +197,12 @@ impl Call {
 /// A header's trimmed, non-empty text value. Names are `HeaderName` constants: a `&str` name is
 /// parsed again on every lookup, and this is on every request.
 pub(crate) fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
+    headers.get(name).and_then(text)
+}
+
+/// A header value's trimmed, non-empty text.
+pub(crate) fn text(value: &http::HeaderValue) -> Option<&str> {
+    value.to_str().ok().map(str::trim).filter(|v| !v.is_empty())
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {

@@ -5,7 +5,7 @@
 //! nearly every request sends none of them (callgrind, WB's allowed path: some 500 instructions
 //! of about 19 000). One pass over the few headers a request has compares names instead.
 
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderName};
 
 use crate::scenario::X_MOCK_SCENARIO;
 
@@ -31,21 +31,21 @@ pub(crate) struct Controls {
 }
 
 impl Controls {
-    /// The controls among `headers`.
+    /// The controls among `headers`. Only a header's first value counts, as `HeaderMap::get`
+    /// reads it.
     pub(crate) fn read(headers: &HeaderMap) -> Self {
+        let text = |v| crate::call::text(v).map(str::to_owned);
         let mut c = Controls::default();
-        // Only a header's first value counts, as `HeaderMap::get` reads it.
-        let (mut delay, mut request_id) = (false, false);
+        let (mut delay_seen, mut id_seen) = (false, false);
         for (name, value) in headers {
-            if *name == X_MOCK_SCENARIO {
-                if !std::mem::replace(&mut c.asked_scenario, true) {
-                    c.scenario = text(value);
-                }
-            } else if *name == X_MOCK_DELAY {
-                if !std::mem::replace(&mut delay, true) {
-                    c.delay = text(value);
-                }
-            } else if *name == X_REQUEST_ID && !std::mem::replace(&mut request_id, true) {
+            if *name == X_MOCK_SCENARIO && !c.asked_scenario {
+                c.asked_scenario = true;
+                c.scenario = text(value);
+            } else if *name == X_MOCK_DELAY && !delay_seen {
+                delay_seen = true;
+                c.delay = text(value);
+            } else if *name == X_REQUEST_ID && !id_seen {
+                id_seen = true;
                 c.request_id = text(value);
             }
         }
@@ -53,19 +53,10 @@ impl Controls {
     }
 }
 
-/// A header value's trimmed, non-empty text.
-fn text(value: &HeaderValue) -> Option<String> {
-    value
-        .to_str()
-        .ok()
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderValue;
 
     #[test]
     fn controls_are_read_as_single_lookups_read_them() {

@@ -200,9 +200,6 @@ struct Seen {
     fill: Option<(u32, u32)>,
     /// The sandbox and key of the request, when a dashboard feed is open (else not looked at).
     watched: Option<(Arc<str>, Arc<str>)>,
-    /// The answer's scenario (its `x-apistend-scenario`), so it is not read back from the
-    /// response's headers.
-    scenario: Option<&'static str>,
 }
 
 /// A header value for a count or a number of seconds. Values up to 4095 come from a table made
@@ -281,13 +278,15 @@ pub(crate) async fn handle(
         chaos: false,
         fill: None,
         watched: None,
-        scenario: None,
     };
     let debug = tracing::enabled!(tracing::Level::DEBUG);
     let path = (debug || state.watch.watched()).then(|| req.uri().path().to_owned());
     let mut resp = handle_inner(&state, route, req, &controls, &meta, &mut seen).await;
     let status = resp.status().as_u16();
-    let scenario = seen.scenario;
+    let scenario = resp
+        .headers()
+        .get(X_APISTEND_SCENARIO)
+        .and_then(|v| v.to_str().ok());
     state.metrics.request(
         id,
         seen.group,
@@ -434,7 +433,6 @@ async fn handle_inner(
         if let Some(rule) = &service.lockout {
             state.lockouts.rejected(id, &owner.key, rule, started);
         }
-        seen.scenario = Some(Scenario::RateLimit.name());
         return rejection(service, &decision, &quota, &meta.ctx(limit)).into_response();
     }
     let plain = |kind: ErrorKind, d: &Decision| {
@@ -497,7 +495,6 @@ async fn handle_inner(
     if scenario == Some(Scenario::RateLimit) {
         // What a real exceedance of this bucket answers: its headers as for an empty bucket.
         let exceeded = decision.exceeded(&quota, at.weight);
-        seen.scenario = Some(Scenario::RateLimit.name());
         return rejection(service, &exceeded, &quota, &meta.ctx(limit)).into_response();
     }
 
@@ -604,7 +601,6 @@ async fn handle_inner(
     }
     let mut answer = answer.rate(service.rate_headers(&decision, &quota, false));
     answer.scenario = scenario.map(Scenario::name);
-    seen.scenario = answer.scenario;
     let resp = answer.into_response();
     match held {
         Some(h) => resp.map(|body| in_flight::HeldBody::wrap(body, h)),
