@@ -5,7 +5,7 @@
 //! A definition names its hosts exactly (`api-seller.ozon.ru`, WB's imported hosts) or as `*.`
 //! and a suffix (`*.bitrix24.ru`: every portal); names compare in ASCII lower case.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Which service each hostname belongs to, built once with the catalog.
 #[derive(Debug, Clone, Default, PartialEq)]

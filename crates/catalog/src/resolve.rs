@@ -1,6 +1,6 @@
 //! `(method, path) → operation`: literal paths by hash, templates by segment count.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::model::{Method, Operation};
 

@@ -16,11 +16,19 @@ pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
     );
     key.push_str(namespace);
     key.push_str(":{");
-    // Built on every request: runs between the escaped characters are copied whole, and the parts
-    // appended without the formatting machinery.
-    let mut rest = tenant;
-    // Searched byte by byte: the three are ASCII, so never inside another character, and a
-    // search by `char` decoded every character of every key.
+    // Built on every request, so without the formatting machinery. The three escaped bytes are
+    // ASCII, never inside another character: they are searched by byte, not by `char`. Almost no
+    // tenant has one, which a fold without a branch per byte (vectorized) tells first; otherwise
+    // the runs between them are copied whole.
+    let clean = tenant
+        .bytes()
+        .fold(true, |clean, b| clean & !matches!(b, b'{' | b'}' | b'%'));
+    let mut rest = if clean {
+        key.push_str(tenant);
+        ""
+    } else {
+        tenant
+    };
     while let Some(at) = rest.bytes().position(|b| matches!(b, b'{' | b'}' | b'%')) {
         let (run, tail) = rest.split_at(at);
         key.push_str(run);

@@ -207,17 +207,21 @@ pub(crate) fn text(value: &http::HeaderValue) -> Option<&str> {
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = header(headers, http::header::AUTHORIZATION)?;
-    let (scheme, token) = v.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim().to_owned())
+    bearer_token(v).map(str::to_owned)
 }
 
 fn strip_bearer(v: &str) -> &str {
-    match v.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-        _ => v,
-    }
+    bearer_token(v).unwrap_or(v)
+}
+
+/// The token of `Bearer <token>` (the scheme in any case). The scheme is compared in place: a
+/// search for the space would scan the whole credential on every request.
+fn bearer_token(v: &str) -> Option<&str> {
+    const SCHEME: &str = "bearer ";
+    v.get(..SCHEME.len())
+        .filter(|s| s.eq_ignore_ascii_case(SCHEME))
+        .and_then(|_| v.get(SCHEME.len()..))
+        .map(str::trim)
 }
 
 /// `a=1&b=x%20y` → pairs, percent- and plus-decoded (`application/x-www-form-urlencoded`, as
@@ -247,5 +251,17 @@ mod tests {
             parse_query("cmd%5Ba%5D=crm.deal.get%3Fid%3D1"),
             [("cmd[a]".into(), "crm.deal.get?id=1".into())]
         );
+    }
+
+    #[test]
+    fn reads_a_bearer_token_in_any_case() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bEaReR  abc"), Some("abc"));
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("ключ абв"), None, "not cut inside a character");
+        assert_eq!(strip_bearer("wb-key"), "wb-key");
+        assert_eq!(strip_bearer("Bearer wb-key"), "wb-key");
     }
 }

@@ -344,9 +344,11 @@ async fn handle_inner(
     };
     let started = meta.started;
     let (parts, body) = req.into_parts();
-    // A request that announces no body is not polled for one (that spares a round through the
-    // connection task on every bodiless GET), nor timed (nor a clock read and a timer entry).
-    let read = if announces_body(&parts.headers) {
+    // A request whose body is known to be empty (hyper knows it from the headers: no
+    // Transfer-Encoding, no Content-Length or 0) is not polled for one (that spares a round
+    // through the connection task on every bodiless GET), nor timed (nor a clock read and a
+    // timer entry).
+    let read = if !axum::body::HttpBody::is_end_stream(&body) {
         tokio::time::timeout(
             state.limits.read_timeout,
             axum::body::to_bytes(body, state.limits.max_body_bytes),
@@ -619,13 +621,6 @@ fn closing(mut resp: Response<Body>) -> Response<Body> {
 }
 
 /// Whether the request has a body to read: a `Transfer-Encoding`, or a `Content-Length` but 0.
-fn announces_body(headers: &http::HeaderMap) -> bool {
-    headers.contains_key(http::header::TRANSFER_ENCODING)
-        || headers
-            .get(http::header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0")
-}
-
 /// Whole seconds from `now` until a blocked method may be called again (at least 1).
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a few hundred seconds
 fn unblock_secs(blocked: &crate::operating::OperatingState, now: f64) -> u64 {

@@ -49,8 +49,9 @@ pub(crate) fn target(catalog: &Catalog, uri: &Uri, headers: &HeaderMap) -> Targe
         return Target::Prefix;
     };
     let name = without_port(host);
-    // The common case first: a client of the sandbox's own address.
-    if is_loopback(name) || name.starts_with(|c: char| c.is_ascii_digit()) {
+    // The common case first: a client of the sandbox's own address (`127.0.0.1:8080`, which
+    // the digit rules in without parsing it as an address).
+    if name.starts_with(|c: char| c.is_ascii_digit()) || is_loopback(name) {
         return Target::Prefix;
     }
     match catalog.by_hostname(name) {

@@ -3,7 +3,9 @@
 //! documented method answers its example `result`, list methods with their `total` (and `next`
 //! where the page shows one).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use serde_json::{Value, json};
 
@@ -38,7 +40,7 @@ impl B24Methods {
             .get("methods")
             .and_then(Value::as_array)
             .ok_or_else(|| bad("no methods".into()))?;
-        let mut methods = HashMap::new();
+        let mut methods = HashMap::default();
         for m in list {
             if m.get("rest_version").and_then(Value::as_u64) != Some(2) {
                 continue;

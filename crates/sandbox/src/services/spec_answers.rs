@@ -3,7 +3,7 @@
 //! required query parameters and body. Imported from the official descriptions, committed as
 //! zlib JSON (`data/*-answers.json.zlib`, [`super::examples`]) and read back at start.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::Path;
 
 use apistend_catalog::Method;

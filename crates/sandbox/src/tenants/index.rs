@@ -1,7 +1,7 @@
 //! The credential index: every key and Bitrix24 application token of every sandbox, mapped to
 //! its owner and its sandbox's view.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::records::DataFile;
@@ -28,8 +28,8 @@ pub(super) struct Index {
 impl Index {
     /// Indexes `data`; `previous` views pass on their chaos draw counts.
     pub(super) fn rebuild(data: DataFile, previous: &HashMap<String, Arc<View>>) -> Self {
-        let mut by_credential = HashMap::new();
-        let mut views = HashMap::new();
+        let mut by_credential = HashMap::default();
+        let mut views = HashMap::default();
         for s in &data.sandboxes {
             let view = Arc::new(View::new(s, previous.get(&s.id).map(AsRef::as_ref)));
             for k in &s.keys {

@@ -14,12 +14,13 @@ mod index;
 mod records;
 mod view;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use apistend_limiter::Quota;
+use foldhash::HashMap;
 
 pub use file::DATA_FILE;
 pub(crate) use index::Principal;
@@ -142,7 +143,7 @@ impl Tenants {
             .max()
             .unwrap_or(0);
         Ok(Self {
-            index: Arc::new(RwLock::new(Index::rebuild(data, &HashMap::new()))),
+            index: Arc::new(RwLock::new(Index::rebuild(data, &HashMap::default()))),
             dir: Some(Arc::new(dir)),
             dirty: Arc::default(),
             clock: Arc::new(AtomicU64::new(clock)),
@@ -666,7 +667,7 @@ pub fn new_key() -> Result<String, SandboxError> {
 pub(crate) fn fuzz_read(bytes: &[u8]) {
     if let Ok(data) = serde_json::from_slice::<DataFile>(bytes) {
         let _ = data.check(crate::DEFAULT_MAX_DELAY_MS);
-        let _ = Index::rebuild(data, &HashMap::new());
+        let _ = Index::rebuild(data, &HashMap::default());
     }
     if let Ok(record) = serde_json::from_slice::<Shared>(bytes) {
         let t = Tenants::in_memory();

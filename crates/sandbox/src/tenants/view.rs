@@ -1,7 +1,7 @@
 //! What the pipeline needs of a sandbox on every request, made once per change of the data and
 //! carried by each of its credentials: no further lookup (nor lock) per request.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -40,7 +40,7 @@ struct Chaos {
 impl View {
     /// The view of `s`; `previous` (the view it replaces) passes on its count of chaos draws.
     pub(super) fn new(s: &SandboxRecord, previous: Option<&View>) -> Self {
-        let mut limits: HashMap<String, HashMap<String, Quota>> = HashMap::new();
+        let mut limits: HashMap<String, HashMap<String, Quota>> = HashMap::default();
         for l in &s.limits {
             let algorithm = l.algorithm.parse::<Algorithm>().unwrap_or_default();
             if let Ok(q) = Quota::new(l.burst, Duration::from_micros(l.interval_us)) {
