@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cpu::{CpuTime, PerRequest, PerRequestSummary};
-use crate::process::{Server, can_pin, peak_rss_kib, pinned};
+use crate::process::{Server, can_pin, peak_rss_kib, wrapped};
 use crate::stats::Summary;
 use crate::wrk::{Load, Wrk};
 
@@ -62,6 +62,10 @@ pub struct Config {
     pub bin_dir: PathBuf,
     /// Extra arguments for `apistend serve`.
     pub serve_args: Vec<String>,
+    /// A command the servers run under (`valgrind …` for [`crate::instructions`]); empty: none.
+    pub wrapper: Vec<String>,
+    /// How long a server may take to announce its address.
+    pub start_limit: Duration,
 }
 
 impl Config {
@@ -81,6 +85,8 @@ impl Config {
             backing: Backing::Memory,
             bin_dir,
             serve_args: Vec::new(),
+            wrapper: Vec::new(),
+            start_limit: Duration::from_secs(30),
         }
     }
 }
@@ -176,10 +182,7 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         "wrk is not installed (apt-get install wrk)"
     );
     let core = config.server_core;
-    let token = format!(
-        "bench-{:032x}",
-        std::process::id() as u128 * 0x9E37_79B9_7F4A_7C15
-    );
+    let token = admin_token();
     let redis = start_redis(config.backing, core)?;
     let sandbox = Sandbox::start(config, &token, redis.as_ref().map(|r| r.url.as_str()))?;
     // With Redis, a memory-backed sandbox as the second anchor.
@@ -187,9 +190,7 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         .as_ref()
         .map(|_| Sandbox::start(config, &token, None))
         .transpose()?;
-    let mut hello = pinned(&config.bin_dir.join("apistend-hello"), core);
-    hello.arg("127.0.0.1:0");
-    let hello = Server::start(hello, "apistend-hello")?;
+    let hello = start_hello(config)?;
     let hello_url = format!("{}/", hello.base);
     let headers = |s: &Sandbox| vec![("Authorization".to_owned(), s.key.clone())];
 
@@ -316,6 +317,25 @@ fn cpu_summary(rounds: &[Round]) -> Option<CpuSummary> {
     })
 }
 
+/// Starts the hello-world anchor as its own process, pinned to the servers' core.
+pub(crate) fn start_hello(config: &Config) -> anyhow::Result<Server> {
+    let mut hello = wrapped(
+        &config.wrapper,
+        &config.bin_dir.join("apistend-hello"),
+        config.server_core,
+    );
+    hello.arg("127.0.0.1:0");
+    Server::start_within(hello, "apistend-hello", config.start_limit)
+}
+
+/// A token for the management API of the bench's servers.
+pub(crate) fn admin_token() -> String {
+    format!(
+        "bench-{:032x}",
+        u128::from(std::process::id()) * 0x9E37_79B9_7F4A_7C15
+    )
+}
+
 /// Creates the bench's sandbox through the management API and returns its key.
 fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -401,18 +421,22 @@ pub async fn open_sandbox(
 }
 
 /// An `apistend serve` under test: its process, data directory and key.
-struct Sandbox {
-    server: Server,
-    key: String,
+pub(crate) struct Sandbox {
+    pub(crate) server: Server,
+    pub(crate) key: String,
     _data: tempfile::TempDir,
 }
 
 impl Sandbox {
     /// Starts the release binary as the README does (`--redis URL` when given), pinned to the
     /// servers' core, and creates the bench's sandbox in it.
-    fn start(config: &Config, token: &str, redis: Option<&str>) -> anyhow::Result<Self> {
+    pub(crate) fn start(config: &Config, token: &str, redis: Option<&str>) -> anyhow::Result<Self> {
         let data = tempfile::tempdir()?;
-        let mut serve = pinned(&config.bin_dir.join("apistend"), config.server_core);
+        let mut serve = wrapped(
+            &config.wrapper,
+            &config.bin_dir.join("apistend"),
+            config.server_core,
+        );
         serve
             .args([
                 "serve",
@@ -429,7 +453,7 @@ impl Sandbox {
         if let Some(url) = redis {
             serve.args(["--redis", url]);
         }
-        let server = Server::start(serve, "apistend serve")?;
+        let server = Server::start_within(serve, "apistend serve", config.start_limit)?;
         let key = set_up(&server.base, token)?;
         Ok(Self {
             server,
@@ -438,11 +462,11 @@ impl Sandbox {
         })
     }
 
-    fn allowed_url(&self) -> String {
+    pub(crate) fn allowed_url(&self) -> String {
         format!("{}{}", self.server.base, ALLOWED.0)
     }
 
-    fn rejected_url(&self) -> String {
+    pub(crate) fn rejected_url(&self) -> String {
         format!("{}{}", self.server.base, REJECTED.0)
     }
 }

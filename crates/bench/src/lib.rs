@@ -2,10 +2,12 @@
 //! against an anchor that runs as its own process in the same run, in alternating rounds.
 //!
 //! `scripts/bench-gateway.sh` and `cargo bench -p apistend-bench --bench gateway_binary` both
-//! call [`gateway::run`].
+//! call [`gateway::run`]; `scripts/bench-instructions.sh` (`bench-gateway --instructions`) counts
+//! the same servers' instructions per request with [`instructions::run`].
 
 pub mod cpu;
 pub mod gateway;
+pub mod instructions;
 pub mod process;
 pub mod soak;
 pub mod stats;

@@ -63,6 +63,18 @@ pub fn pinned(program: &Path, core: Option<usize>) -> Command {
     }
 }
 
+/// `program` run under `wrapper` (`valgrind --tool=callgrind …`, or nothing), pinned to `core`
+/// when given: `taskset -c CORE WRAPPER… PROGRAM`.
+#[must_use]
+pub fn wrapped(wrapper: &[String], program: &Path, core: Option<usize>) -> Command {
+    let Some((first, rest)) = wrapper.split_first() else {
+        return pinned(program, core);
+    };
+    let mut cmd = pinned(Path::new(first), core);
+    cmd.args(rest).arg(program);
+    cmd
+}
+
 /// A child process, killed (and reaped) when dropped.
 #[derive(Debug)]
 pub struct Server {
@@ -77,7 +89,16 @@ impl Server {
     ///
     /// # Errors
     /// When it cannot be started, or exits or stays silent before announcing an address.
-    pub fn start(mut cmd: Command, what: &str) -> anyhow::Result<Self> {
+    pub fn start(cmd: Command, what: &str) -> anyhow::Result<Self> {
+        Self::start_within(cmd, what, Duration::from_secs(30))
+    }
+
+    /// [`Server::start`], waiting up to `limit` (a server under valgrind starts some fifty
+    /// times slower).
+    ///
+    /// # Errors
+    /// When it cannot be started, or exits or stays silent before announcing an address.
+    pub fn start_within(mut cmd: Command, what: &str, limit: Duration) -> anyhow::Result<Self> {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -103,7 +124,7 @@ impl Server {
                 }
             }
         });
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + limit;
         let mut server = Self {
             child,
             base: String::new(),
@@ -117,7 +138,7 @@ impl Server {
                 bail!("{what} exited before listening ({status})");
             }
         }
-        bail!("{what} did not announce an address within 30 s")
+        bail!("{what} did not announce an address within {limit:?}")
     }
 
     /// The process id.

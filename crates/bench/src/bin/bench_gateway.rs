@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apistend_bench::gateway::{self, Backing, Config};
+use apistend_bench::instructions;
 use clap::Parser;
 
 /// The release `apistend serve` against axum's hello-world, both as their own processes.
@@ -17,9 +18,9 @@ struct Args {
     /// Seconds per wrk run.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
-    /// wrk connections.
-    #[arg(long, default_value_t = 32)]
-    connections: u32,
+    /// wrk connections (default 32; 8 with `--instructions`).
+    #[arg(long)]
+    connections: Option<u32>,
     /// Where the sandbox keeps its buckets.
     #[arg(long, value_enum, default_value_t = Backing::Memory)]
     backing: Backing,
@@ -29,6 +30,10 @@ struct Args {
     /// Write the report as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Count user-space instructions per request under callgrind instead of measuring rates
+    /// (one run of each path, `--seconds` long, 8 connections by default).
+    #[arg(long)]
+    instructions: bool,
     /// Extra arguments passed to `apistend serve` (after `--`).
     #[arg(last = true)]
     serve_args: Vec<String>,
@@ -43,9 +48,20 @@ fn main() -> anyhow::Result<()> {
     let mut config = Config::new(bin_dir);
     config.rounds = args.rounds;
     config.wrk.duration = Duration::from_secs(args.seconds);
-    config.wrk.connections = args.connections;
+    config.wrk.connections = args
+        .connections
+        .unwrap_or(if args.instructions { 8 } else { 32 });
     config.backing = args.backing;
     config.serve_args = args.serve_args;
+    if args.instructions {
+        let counts = instructions::run(&config)?;
+        print!("{}", instructions::table(&counts));
+        if let Some(path) = args.json {
+            std::fs::write(&path, serde_json::to_string_pretty(&counts)?)?;
+            println!("report: {}", path.display());
+        }
+        return Ok(());
+    }
     let report = gateway::run(&config)?;
     print!("{}", gateway::table(&report));
     if let Some(path) = args.json {
