@@ -3,8 +3,10 @@
 //!
 //! `scripts/bench-gateway.sh` and `cargo bench -p apistend-bench --bench gateway_binary` both
 //! call [`gateway::run`]; `scripts/bench-instructions.sh` (`bench-gateway --instructions`) counts
-//! the same servers' instructions per request with [`instructions::run`].
+//! the same servers' instructions per request with [`instructions::run`], and
+//! `bench-gateway --against DIR` compares two builds in interleaved runs with [`builds::run`].
 
+pub mod builds;
 pub mod cpu;
 pub mod gateway;
 pub mod instructions;

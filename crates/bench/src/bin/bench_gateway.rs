@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apistend_bench::gateway::{self, Backing, Config};
-use apistend_bench::instructions;
+use apistend_bench::{builds, instructions};
 use clap::Parser;
 
 /// The release `apistend serve` against axum's hello-world, both as their own processes.
@@ -34,6 +34,10 @@ struct Args {
     /// (one run of each path, `--seconds` long, 8 connections by default).
     #[arg(long)]
     instructions: bool,
+    /// Compare the build in `--bin-dir` with the `apistend` in this directory instead of with
+    /// the hello-world: both up at once, in alternating runs (`--rounds` of each path).
+    #[arg(long, conflicts_with = "instructions")]
+    against: Option<PathBuf>,
     /// Extra arguments passed to `apistend serve` (after `--`).
     #[arg(last = true)]
     serve_args: Vec<String>,
@@ -58,6 +62,15 @@ fn main() -> anyhow::Result<()> {
         print!("{}", instructions::table(&counts));
         if let Some(path) = args.json {
             std::fs::write(&path, serde_json::to_string_pretty(&counts)?)?;
+            println!("report: {}", path.display());
+        }
+        return Ok(());
+    }
+    if let Some(baseline) = args.against {
+        let comparison = builds::run(&config, baseline)?;
+        print!("{}", builds::table(&comparison));
+        if let Some(path) = args.json {
+            std::fs::write(&path, serde_json::to_string_pretty(&comparison)?)?;
             println!("report: {}", path.display());
         }
         return Ok(());
