@@ -11,8 +11,7 @@ use std::path::PathBuf;
 use anyhow::ensure;
 use serde::Serialize;
 
-use crate::cpu::CpuTime;
-use crate::gateway::{Config, Sandbox, admin_token};
+use crate::gateway::{BenchPath, Config, Sandbox, admin_token, measured};
 use crate::stats::Summary;
 use crate::wrk::Wrk;
 
@@ -59,39 +58,24 @@ pub fn run(config: &Config, baseline: PathBuf) -> anyhow::Result<Comparison> {
         &token,
         None,
     )?;
-    let warm = Wrk {
-        duration: std::time::Duration::from_secs(2),
-        ..config.wrk.clone()
-    };
+    let warm = config.wrk.warm_up();
     for s in [&tested, &base] {
-        for url in [s.allowed_url(), s.rejected_url()] {
-            warm.run(&url, &headers(s))?;
+        for path in BenchPath::BOTH {
+            warm.run(&s.url(path), &s.headers())?;
         }
     }
     Ok(Comparison {
-        allowed: compare(config, &tested, &base, Sandbox::allowed_url)?,
-        rejected: compare(config, &tested, &base, Sandbox::rejected_url)?,
+        allowed: compare(config, &tested, &base, BenchPath::Allowed)?,
+        rejected: compare(config, &tested, &base, BenchPath::Rejected)?,
     })
 }
 
-fn headers(s: &Sandbox) -> Vec<(String, String)> {
-    vec![("Authorization".to_owned(), s.key.clone())]
-}
-
-/// One run: requests per second and CPU µs per request.
-fn measure(wrk: &Wrk, s: &Sandbox, url: &str) -> anyhow::Result<(f64, f64)> {
+/// One run of `path`, checked: requests per second and CPU µs per request.
+fn measure(wrk: &Wrk, s: &Sandbox, path: BenchPath) -> anyhow::Result<(f64, f64)> {
     let pid = s.server.pid();
-    let before = CpuTime::of(pid);
-    let load = wrk.run(url, &headers(s))?;
-    ensure!(
-        load.socket_errors == 0,
-        "{} socket errors",
-        load.socket_errors
-    );
-    let cpu = before
-        .zip(CpuTime::of(pid))
-        .and_then(|(a, b)| a.per_request(b, load.requests))
-        .ok_or_else(|| anyhow::anyhow!("no CPU times for process {pid}"))?;
+    let (load, cpu) = measured(wrk, &s.url(path), &s.headers(), pid)?;
+    path.check(&load)?;
+    let cpu = cpu.ok_or_else(|| anyhow::anyhow!("no CPU times for process {pid}"))?;
     Ok((load.rps, cpu.user_us + cpu.kernel_us))
 }
 
@@ -99,16 +83,16 @@ fn compare(
     config: &Config,
     tested: &Sandbox,
     base: &Sandbox,
-    url: fn(&Sandbox) -> String,
+    path: BenchPath,
 ) -> anyhow::Result<PathComparison> {
     let (mut cpu, mut rate, mut base_cpu) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..config.rounds {
         let (t, b) = if round % 2 == 0 {
-            let t = measure(&config.wrk, tested, &url(tested))?;
-            (t, measure(&config.wrk, base, &url(base))?)
+            let t = measure(&config.wrk, tested, path)?;
+            (t, measure(&config.wrk, base, path)?)
         } else {
-            let b = measure(&config.wrk, base, &url(base))?;
-            (measure(&config.wrk, tested, &url(tested))?, b)
+            let b = measure(&config.wrk, base, path)?;
+            (measure(&config.wrk, tested, path)?, b)
         };
         eprintln!(
             "  round {}: under test {:>7.0} req/s {:.2} µs, baseline {:>7.0} req/s {:.2} µs",

@@ -192,29 +192,21 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
         .transpose()?;
     let hello = start_hello(config)?;
     let hello_url = format!("{}/", hello.base);
-    let headers = |s: &Sandbox| vec![("Authorization".to_owned(), s.key.clone())];
-
-    let warm = Wrk {
-        duration: Duration::from_secs(2),
-        ..config.wrk.clone()
-    };
+    let warm = config.wrk.warm_up();
     warm.run(&hello_url, &[])?;
     for s in std::iter::once(&sandbox).chain(&memory) {
-        warm.run(&s.allowed_url(), &headers(s))?;
-        warm.run(&s.rejected_url(), &headers(s))?;
+        for path in BenchPath::BOTH {
+            warm.run(&s.url(path), &s.headers())?;
+        }
     }
 
-    // One run, and the CPU time the server `pid` spent per request in it.
+    // One run, printed with the CPU time the server `pid` spent per request in it.
     let measure = |name: &str,
                    url: &str,
                    headers: &[(String, String)],
                    pid: u32|
      -> anyhow::Result<(Load, Option<PerRequest>)> {
-        let start = CpuTime::of(pid);
-        let l = config.wrk.run(url, headers)?;
-        let cpu = start
-            .zip(CpuTime::of(pid))
-            .and_then(|(a, b)| a.per_request(b, l.requests));
+        let (l, cpu) = measured(&config.wrk, url, headers, pid)?;
         let cpu_text = cpu.map_or_else(String::new, |c| {
             format!(
                 "  cpu/req user {:.2} µs kernel {:.2} µs",
@@ -225,32 +217,18 @@ pub fn run(config: &Config) -> anyhow::Result<Report> {
             "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  non-2xx {}{cpu_text}",
             l.rps, l.p50_us, l.p99_us, l.non_2xx
         );
-        ensure!(
-            l.socket_errors == 0,
-            "{name}: {} socket errors",
-            l.socket_errors
-        );
         Ok((l, cpu))
     };
     type Path = (Load, Option<PerRequest>);
     // A sandbox's two paths, each checked for the answers it promises.
     let paths = |s: &Sandbox, tag: &str| -> anyhow::Result<(Path, Path)> {
-        let h = headers(s);
-        let pid = s.server.pid();
-        let (allowed, allowed_cpu) = measure(&format!("{tag}allowed"), &s.allowed_url(), &h, pid)?;
-        ensure!(
-            allowed.non_2xx == 0,
-            "the allowed path answered {} non-2xx",
-            allowed.non_2xx
-        );
-        let (rejected, rejected_cpu) =
-            measure(&format!("{tag}rejected"), &s.rejected_url(), &h, pid)?;
-        ensure!(
-            rejected.non_2xx == rejected.requests,
-            "the rejected path let {} requests through",
-            rejected.requests - rejected.non_2xx
-        );
-        Ok(((allowed, allowed_cpu), (rejected, rejected_cpu)))
+        let (h, pid) = (s.headers(), s.server.pid());
+        let run = |path: BenchPath| -> anyhow::Result<Path> {
+            let (load, cpu) = measure(&format!("{tag}{}", path.name()), &s.url(path), &h, pid)?;
+            path.check(&load)?;
+            Ok((load, cpu))
+        };
+        Ok((run(BenchPath::Allowed)?, run(BenchPath::Rejected)?))
     };
     let (mut before, _) = measure("hello", &hello_url, &[], hello.pid())?;
     let mut rounds = Vec::with_capacity(config.rounds);
@@ -334,6 +312,67 @@ pub(crate) fn admin_token() -> String {
         "bench-{:032x}",
         u128::from(std::process::id()) * 0x9E37_79B9_7F4A_7C15
     )
+}
+
+/// One of the bench's two paths through the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BenchPath {
+    /// [`ALLOWED`]: every answer a 2xx.
+    Allowed,
+    /// [`REJECTED`]: every answer WB's 429.
+    Rejected,
+}
+
+impl BenchPath {
+    pub(crate) const BOTH: [Self; 2] = [Self::Allowed, Self::Rejected];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Rejected => "rejected",
+        }
+    }
+
+    /// Whether a run's answers are what this path promises.
+    pub(crate) fn check(self, load: &Load) -> anyhow::Result<()> {
+        match self {
+            Self::Allowed => ensure!(
+                load.non_2xx == 0,
+                "the allowed path answered {} non-2xx",
+                load.non_2xx
+            ),
+            Self::Rejected => ensure!(
+                load.non_2xx == load.requests,
+                "the rejected path let {} requests through",
+                load.requests - load.non_2xx
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// One wrk run against the server `pid`, and the CPU time it spent per request in it (`None`
+/// where `/proc` does not say).
+///
+/// # Errors
+/// When wrk fails or saw socket errors.
+pub(crate) fn measured(
+    wrk: &Wrk,
+    url: &str,
+    headers: &[(String, String)],
+    pid: u32,
+) -> anyhow::Result<(Load, Option<PerRequest>)> {
+    let start = CpuTime::of(pid);
+    let load = wrk.run(url, headers)?;
+    ensure!(
+        load.socket_errors == 0,
+        "{url}: {} socket errors",
+        load.socket_errors
+    );
+    let cpu = start
+        .zip(CpuTime::of(pid))
+        .and_then(|(a, b)| a.per_request(b, load.requests));
+    Ok((load, cpu))
 }
 
 /// Creates the bench's sandbox through the management API and returns its key.
@@ -462,12 +501,18 @@ impl Sandbox {
         })
     }
 
-    pub(crate) fn allowed_url(&self) -> String {
-        format!("{}{}", self.server.base, ALLOWED.0)
+    /// The URL of `path` on this sandbox.
+    pub(crate) fn url(&self, path: BenchPath) -> String {
+        let op = match path {
+            BenchPath::Allowed => ALLOWED.0,
+            BenchPath::Rejected => REJECTED.0,
+        };
+        format!("{}{op}", self.server.base)
     }
 
-    pub(crate) fn rejected_url(&self) -> String {
-        format!("{}{}", self.server.base, REJECTED.0)
+    /// The headers of the bench's requests: WB's own credential header with the sandbox's key.
+    pub(crate) fn headers(&self) -> Vec<(String, String)> {
+        vec![("Authorization".to_owned(), self.key.clone())]
     }
 }
 

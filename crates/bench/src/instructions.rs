@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{Context, ensure};
 use serde::Serialize;
 
-use crate::gateway::{Config, Sandbox, admin_token, start_hello};
+use crate::gateway::{BenchPath, Config, Sandbox, admin_token, start_hello};
 use crate::process::Server;
 use crate::wrk::Wrk;
 
@@ -88,15 +88,18 @@ pub fn run(config: &Config) -> anyhow::Result<Vec<Count>> {
     counts.push(count("hello", &c.wrk, &hello, &url, &[], &dir)?);
     drop(hello);
 
-    for path in ["allowed", "rejected"] {
-        let (c, dir) = under(path)?;
+    for path in BenchPath::BOTH {
+        let (c, dir) = under(path.name())?;
         let sandbox = Sandbox::start(&c, &token, None)?;
-        let url = match path {
-            "allowed" => sandbox.allowed_url(),
-            _ => sandbox.rejected_url(),
-        };
-        let headers = [("Authorization".to_owned(), sandbox.key.clone())];
-        counts.push(count(path, &c.wrk, &sandbox.server, &url, &headers, &dir)?);
+        let url = sandbox.url(path);
+        counts.push(count(
+            path.name(),
+            &c.wrk,
+            &sandbox.server,
+            &url,
+            &sandbox.headers(),
+            &dir,
+        )?);
     }
     Ok(counts)
 }
@@ -110,11 +113,7 @@ fn count(
     headers: &[(String, String)],
     dir: &Path,
 ) -> anyhow::Result<Count> {
-    let warm = Wrk {
-        duration: Duration::from_secs(2),
-        ..wrk.clone()
-    };
-    warm.run(url, headers)?;
+    wrk.warm_up().run(url, headers)?;
     let pid = server.pid().to_string();
     control(&["-z", &pid])?;
     let load = wrk.run(url, headers)?;

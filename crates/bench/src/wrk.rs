@@ -38,6 +38,15 @@ pub struct Wrk {
 }
 
 impl Wrk {
+    /// The same load for 2 s: an unmeasured run before the measured ones.
+    #[must_use]
+    pub fn warm_up(&self) -> Self {
+        Self {
+            duration: Duration::from_secs(2),
+            ..self.clone()
+        }
+    }
+
     /// Whether `wrk` is on the PATH.
     #[must_use]
     pub fn installed() -> bool {

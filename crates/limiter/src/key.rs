@@ -20,26 +20,24 @@ pub fn bucket_key(namespace: &str, tenant: &str, parts: &[&str]) -> String {
     // ASCII, never inside another character: they are searched by byte, not by `char`. Almost no
     // tenant has one, which a fold without a branch per byte (vectorized) tells first; otherwise
     // the runs between them are copied whole.
-    let clean = tenant
-        .bytes()
-        .fold(true, |clean, b| clean & !matches!(b, b'{' | b'}' | b'%'));
-    let mut rest = if clean {
+    let special = |b: u8| matches!(b, b'{' | b'}' | b'%');
+    let clean = tenant.bytes().fold(true, |clean, b| clean & !special(b));
+    if clean {
         key.push_str(tenant);
-        ""
     } else {
-        tenant
-    };
-    while let Some(at) = rest.bytes().position(|b| matches!(b, b'{' | b'}' | b'%')) {
-        let (run, tail) = rest.split_at(at);
-        key.push_str(run);
-        key.push_str(match tail.as_bytes().first() {
-            Some(b'{') => "%7B",
-            Some(b'}') => "%7D",
-            _ => "%25",
-        });
-        rest = tail.get(1..).unwrap_or("");
+        let mut rest = tenant;
+        while let Some(at) = rest.bytes().position(special) {
+            let (run, tail) = rest.split_at(at);
+            key.push_str(run);
+            key.push_str(match tail.as_bytes().first() {
+                Some(b'{') => "%7B",
+                Some(b'}') => "%7D",
+                _ => "%25",
+            });
+            rest = tail.get(1..).unwrap_or("");
+        }
+        key.push_str(rest);
     }
-    key.push_str(rest);
     key.push('}');
     for p in parts {
         key.push(':');

@@ -82,7 +82,7 @@ impl Owner {
         let view = self.view.as_ref().filter(|_| self.app.is_none());
         match (view, self.part.as_deref()) {
             (Some(v), Some(part)) if scope == BucketScope::CredentialPart => {
-                format!("sandbox:{}:part:{part}", v.sandbox).into()
+                format!("{}:part:{part}", v.account).into()
             }
             (Some(v), _) if scope == BucketScope::Account || v.per_account(service) => {
                 (&*v.account).into()

@@ -620,7 +620,6 @@ fn closing(mut resp: Response<Body>) -> Response<Body> {
     resp
 }
 
-/// Whether the request has a body to read: a `Transfer-Encoding`, or a `Content-Length` but 0.
 /// Whole seconds from `now` until a blocked method may be called again (at least 1).
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a few hundred seconds
 fn unblock_secs(blocked: &crate::operating::OperatingState, now: f64) -> u64 {

@@ -21,7 +21,8 @@ pub(crate) struct View {
     chaos: Option<Chaos>,
     /// The sandbox's id: the owner of its buckets scoped per account.
     pub(crate) sandbox: Arc<str>,
-    /// `sandbox:{id}`, the tenant of those buckets' keys (made once, not per request).
+    /// `sandbox:{id}`, the tenant of those buckets' keys and the stem of per-credential-part
+    /// ones (made once, not per request).
     pub(crate) account: Arc<str>,
     /// Services whose buckets the sandbox's keys share.
     per_account: Vec<String>,
