@@ -53,11 +53,12 @@ pub fn installed() -> bool {
 
 /// Counts the hello's, then the sandbox's allowed and rejected paths, with `config.wrk` as the
 /// measured load (after a 2 s warm-up whose instructions are not counted). `config.wrapper` is
-/// replaced by callgrind's.
+/// replaced by callgrind's. The dumps go to `keep/PATH/cg.out` when `keep` is given (to read with
+/// `callgrind_annotate`), to a temporary directory otherwise.
 ///
 /// # Errors
 /// When valgrind or wrk is missing, a server does not start, or a count cannot be read.
-pub fn run(config: &Config) -> anyhow::Result<Vec<Count>> {
+pub fn run(config: &Config, keep: Option<&Path>) -> anyhow::Result<Vec<Count>> {
     ensure!(
         installed(),
         "valgrind is not installed (apt-get install valgrind)"
@@ -68,9 +69,14 @@ pub fn run(config: &Config) -> anyhow::Result<Vec<Count>> {
     );
     let token = admin_token();
     let mut counts = Vec::with_capacity(3);
-    let out = tempfile::tempdir()?;
+    let temp = tempfile::tempdir()?;
+    let out = keep.unwrap_or(temp.path());
     let under = |name: &str| -> anyhow::Result<(Config, PathBuf)> {
-        let dir = out.path().join(name);
+        let dir = out.join(name);
+        // A kept directory may hold an earlier run's dumps, which must not be read as this one's.
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
         std::fs::create_dir_all(&dir)?;
         let mut c = config.clone();
         c.wrapper = vec![

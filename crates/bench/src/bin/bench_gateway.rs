@@ -34,6 +34,10 @@ struct Args {
     /// (one run of each path, `--seconds` long, 8 connections by default).
     #[arg(long)]
     instructions: bool,
+    /// With `--instructions`: keep callgrind's dumps in this directory (`PATH/cg.out` for each
+    /// path), for `callgrind_annotate`.
+    #[arg(long, requires = "instructions")]
+    keep_dumps: Option<PathBuf>,
     /// Compare the build in `--bin-dir` with the `apistend` in this directory instead of with
     /// the hello-world: both up at once, in alternating runs (`--rounds` of each path).
     #[arg(long, conflicts_with = "instructions")]
@@ -58,7 +62,7 @@ fn main() -> anyhow::Result<()> {
     config.backing = args.backing;
     config.serve_args = args.serve_args;
     if args.instructions {
-        let counts = instructions::run(&config)?;
+        let counts = instructions::run(&config, args.keep_dumps.as_deref())?;
         print!("{}", instructions::table(&counts));
         if let Some(path) = args.json {
             std::fs::write(&path, serde_json::to_string_pretty(&counts)?)?;
