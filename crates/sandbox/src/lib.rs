@@ -17,6 +17,7 @@ mod clock;
 mod controls;
 mod drain;
 mod error;
+mod heads;
 mod in_flight;
 mod intercept;
 mod lockout;

@@ -9,15 +9,16 @@ use apistend_catalog::{ErrorContext, ErrorKind, RateHeaders, Service, ServiceId}
 use apistend_limiter::{Decision, Quota};
 use axum::body::Body;
 use futures_util::stream;
-use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
+use http::{HeaderValue, Request, Response, StatusCode};
 
 use crate::AppState;
 use crate::buckets::{self, Owner};
 use crate::call::Call;
 use crate::clock::{rfc3339, unix_now};
 use crate::controls::Controls;
+use crate::heads::{self, Fields};
 use crate::in_flight;
-use crate::scenario::{Scenario, X_APISTEND_SCENARIO};
+use crate::scenario::{Scenario, X_APISTEND_SCENARIO, X_APISTEND_SCENARIO_NAME};
 use crate::services::{Refusal, Success};
 use crate::tenants::View;
 
@@ -27,6 +28,9 @@ enum BodyMode {
     Reset,
     Slow,
 }
+
+/// `Content-Type`, as the answer's header list names it.
+const CONTENT_TYPE: &str = "content-type";
 
 struct Answer {
     status: u16,
@@ -163,29 +167,29 @@ impl Answer {
 
     /// The response of this answer with `body`, and `media` as its `Content-Type`.
     fn finish(self, body: Body, media: Option<HeaderValue>) -> Response<Body> {
-        let mut resp = Response::new(body);
-        *resp.status_mut() =
-            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let h = resp.headers_mut();
-        h.reserve(5 + self.headers.len());
+        let mut h = Fields::new();
         if let Some(media) = media {
-            h.insert(http::header::CONTENT_TYPE, media);
+            h.push(CONTENT_TYPE, media);
         }
         for (name, value) in self.rate.iter() {
-            h.append(HeaderName::from_static(name), number(value));
+            h.push(name, number(value));
         }
         for (name, secs) in self.rate.dates() {
             let at = std::time::SystemTime::now() + Duration::from_secs(secs);
             if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(at)) {
-                h.append(HeaderName::from_static(name), v);
+                h.push(name, v);
             }
         }
         if let Some(sc) = self.scenario {
-            h.insert(X_APISTEND_SCENARIO, HeaderValue::from_static(sc));
+            h.push(X_APISTEND_SCENARIO_NAME, HeaderValue::from_static(sc));
         }
         for (name, value) in self.headers {
-            h.append(HeaderName::from_static(name), value);
+            h.push(name, value);
         }
+        let mut resp = Response::new(body);
+        *resp.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        *resp.headers_mut() = heads::map(h);
         resp
     }
 }

@@ -3,9 +3,11 @@
 /// `X-Mock-Scenario`: which failure to answer with.
 pub(crate) const X_MOCK_SCENARIO: http::HeaderName =
     http::HeaderName::from_static("x-mock-scenario");
+/// The name of [`X_APISTEND_SCENARIO`], as an answer's header list names it.
+pub(crate) const X_APISTEND_SCENARIO_NAME: &str = "x-apistend-scenario";
 /// Echo of the scenario that shaped the answer (also on a real rate-limit exceedance).
 pub(crate) const X_APISTEND_SCENARIO: http::HeaderName =
-    http::HeaderName::from_static("x-apistend-scenario");
+    http::HeaderName::from_static(X_APISTEND_SCENARIO_NAME);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scenario {
