@@ -28,12 +28,15 @@ pub(crate) fn u64() -> Result<u64, SandboxError> {
 /// formatting machinery cost a tenth of a microsecond.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digit = |d: u8| DIGITS.get(usize::from(d)).copied().unwrap_or(b'0');
-    let digits: Vec<u8> = bytes
-        .iter()
-        .flat_map(|&b| [digit(b >> 4), digit(b & 0xf)])
-        .collect();
-    String::from_utf8(digits).unwrap_or_default()
+    let digit = |d: u8| char::from(DIGITS.get(usize::from(d)).copied().unwrap_or(b'0'));
+    // Pushed into a string of the right size: every request id is made here, and collecting
+    // through an iterator of pairs grew and then validated a vector.
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(digit(b >> 4));
+        out.push(digit(b & 0xf));
+    }
+    out
 }
 
 /// The shortest admin token accepted from the operator.
