@@ -191,7 +191,13 @@ impl Server {
                 }
             });
         }
-        Box::pin(crate::answer(state, req.map(Body::new), target, surface))
+        // The box is made before the future is, so the future can be built in it: built on the
+        // stack, its kilobytes would be copied into the box on every request.
+        let boxed = Box::write(
+            Box::new_uninit(),
+            crate::answer(state, req.map(Body::new), target, surface),
+        );
+        Box::into_pin(boxed)
     }
 }
 
