@@ -52,6 +52,24 @@ impl Service {
                 && style.operating_time_code().is_some())
     }
 
+    /// Whether judging an answer with `status` reads its body: where [`Service::classify`] does
+    /// (an ambiguous status), and every success of a service with an operating budget (its
+    /// [`Service::operating_reset_at`]). A proxy streams every other answer through unread.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
+    /// assert!(b24.reads_body(503) && b24.reads_body(200) && !b24.reads_body(404));
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// assert!(!wb.reads_body(200) && !wb.reads_body(429));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn reads_body(&self, status: u16) -> bool {
+        self.classify_needs_body(status)
+            || (self.operating_budget.is_some() && (200..400).contains(&status))
+    }
+
     /// What an answer of this service is. `body` is read only where the status alone is
     /// ambiguous for this service (Bitrix24's 503 and 429); an ambiguous status whose body
     /// carries no rate-limit code is not a rate limit (Bitrix24's 503 without

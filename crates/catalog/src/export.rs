@@ -34,6 +34,9 @@ pub struct CatalogRow {
     pub cost: BTreeMap<String, u32>,
     /// Whether the service deprecated the operation.
     pub deprecated: bool,
+    /// Whether the client and `apistend proxy` may send it again when it is not known whether
+    /// the service applied it (`Operation::repeatable`).
+    pub repeatable: bool,
 }
 
 impl Catalog {
@@ -65,6 +68,7 @@ impl Catalog {
                     scope: g.scope.as_str(),
                     cost: op.cost.iter().map(|(s, t)| (s.to_string(), *t)).collect(),
                     deprecated: op.deprecated,
+                    repeatable: op.repeatable,
                 });
             }
         }

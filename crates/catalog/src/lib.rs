@@ -29,6 +29,7 @@ pub mod openapi_import;
 mod overrides;
 mod rate_headers;
 mod render;
+mod repeat;
 mod resolve;
 pub mod templates;
 mod wb;
@@ -45,6 +46,7 @@ pub use model::{
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};
 pub use render::{ErrorAnswer, ErrorContext, ErrorKind};
+pub use repeat::{READ_WORDS, repeatable, repeatable_by_rule};
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
 
 use definition::Definitions;

@@ -282,6 +282,10 @@ pub struct Operation {
     /// Answered without a credential and without spending any bucket (amoCRM's OAuth token
     /// exchange: a client calls it before it has a token, outside the API's limits).
     pub anonymous: bool,
+    /// Whether a request of it may be sent again when it is not known whether the service
+    /// applied it (a timeout after sending, a reset mid-answer, a 5xx): the definition's
+    /// `repeatable`, else the rule of [`crate::repeatable_by_rule`] (RFC 9110 §9.2.2).
+    pub repeatable: bool,
 }
 
 impl Operation {

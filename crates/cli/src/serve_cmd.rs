@@ -26,9 +26,19 @@ pub(crate) struct ServeArgs {
     #[arg(long, env = "APISTEND_CA_DIR")]
     ca_dir: Option<PathBuf>,
     /// Tunnel a CONNECT to a host that no service definition claims to that host (bytes only)
-    /// instead of answering 502.
+    /// instead of answering 502 — to public addresses only (403 for loopback, private,
+    /// link-local and the sandbox's own addresses), closed after the idle timeout without a byte.
     #[arg(long, env = "APISTEND_PASSTHROUGH")]
     passthrough: bool,
+    /// Internal address ranges a passthrough tunnel may reach all the same (CIDR, repeatable or
+    /// comma-separated: `--passthrough-allow 10.0.0.0/8,127.0.0.1/32`).
+    #[arg(
+        long,
+        env = "APISTEND_PASSTHROUGH_ALLOW",
+        value_delimiter = ',',
+        requires = "passthrough"
+    )]
+    passthrough_allow: Vec<ipnet::IpNet>,
     /// Directory of the embedded data file (sandboxes and keys).
     #[arg(long, env = "APISTEND_DATA", default_value = ".")]
     data: PathBuf,
@@ -80,6 +90,27 @@ pub(crate) enum LogFormat {
     Json,
 }
 
+/// What is worth a warning at start about who can reach this instance: a listener beyond
+/// loopback with passthrough (a tunnel from anywhere into what this host reaches), or with an
+/// admin token nobody chose (printed once, to whoever read the banner).
+fn exposure_warnings(addr: SocketAddr, passthrough: bool, token_given: bool) -> Vec<String> {
+    if addr.ip().is_loopback() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if passthrough {
+        out.push(format!(
+            "--passthrough on {addr}, beyond loopback: anyone who reaches this address can tunnel              through this host to public addresses (and to the ranges of --passthrough-allow)"
+        ));
+    }
+    if !token_given {
+        out.push(format!(
+            "the management API on {addr}, beyond loopback, with no --admin-token: set one              (APISTEND_ADMIN_TOKEN) rather than rely on the generated one"
+        ));
+    }
+    out
+}
+
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
@@ -103,10 +134,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.max_delay_ms = args.max_delay_ms;
     config.max_timeout_ms = args.max_timeout_ms;
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
+    for warning in exposure_warnings(args.addr, args.passthrough, args.admin_token.is_some()) {
+        tracing::warn!("{warning}");
+    }
     config.admin_token = args.admin_token;
     config.admin_per_second = args.admin_per_second;
     config.ca_dir = args.ca_dir;
     config.passthrough = args.passthrough;
+    config.passthrough_allow = args.passthrough_allow;
     if let Some(path) = &args.overrides {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -173,6 +208,21 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!("stopped");
         anyhow::Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exposure_warnings;
+
+    #[test]
+    fn only_a_listener_beyond_loopback_is_warned_about() {
+        let lo = "127.0.0.1:8080".parse().unwrap();
+        let any = "0.0.0.0:8080".parse().unwrap();
+        assert!(exposure_warnings(lo, true, false).is_empty());
+        assert_eq!(exposure_warnings(any, true, false).len(), 2);
+        assert_eq!(exposure_warnings(any, false, true).len(), 0);
+        assert!(exposure_warnings(any, true, true)[0].contains("--passthrough"));
+    }
 }
 
 pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {

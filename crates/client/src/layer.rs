@@ -202,11 +202,15 @@ where
 /// [`RateLimitLayer`] over [`reqwest_transport`](crate::reqwest_transport).
 ///
 /// Up to the configured attempts in all, as [`RateLimit`] judged each answer: a rate-limit
-/// answer is retried at once (the next attempt's token waits out the penalty it wrote); a
-/// method whose operating time is spent after its budget frees up, unless that is past the
-/// call's ceiling; a 5xx or a transport error after `base·2^(attempt−1) + jitter`; never a wait
-/// past the request's [`Deadline`]. Other answers, and the limiter's own refusals, are final.
-/// Requests are cloned for a retry, so their body type must be `Clone`.
+/// answer is retried at once (the next attempt's token waits out the penalty it wrote; the
+/// service did not apply the request); a method whose operating time is spent after its budget
+/// frees up, unless that is past the call's ceiling; a 5xx or a transport error after
+/// `base·2^(attempt−1) + jitter` — but only for a request the catalog calls repeatable
+/// ([`apistend_catalog::repeatable`]: reads and idempotent methods), or, for a transport error,
+/// one that surely never left (no connection was made). A write that may have reached the
+/// service is never sent twice (RFC 9110 §9.2.2): its 5xx or error is the call's answer. Never
+/// a wait past the request's [`Deadline`]. Other answers, and the limiter's own refusals, are
+/// final. Requests are cloned for a retry, so their body type must be `Clone`.
 #[derive(Clone)]
 pub struct RetryPolicy {
     client: Arc<Inner>,
@@ -241,15 +245,22 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         if self.attempt >= c.config().attempts.max(1) {
             return None;
         }
+        // Whether this request may go again when the service may have applied it: a read or an
+        // idempotent method (RFC 9110 §9.2.2), as the catalog says; asked only on a failure.
+        let repeatable = || {
+            let method = Method::parse(req.method().as_str()).unwrap_or(Method::Post);
+            c.repeatable(method, c.relative_path(req.uri().path()))
+        };
         let (wait, cause) = match result {
             Ok(r) => match r.extensions().get::<Judged>() {
+                // A rate-limit answer: the service refused the request without applying it.
                 Some(Judged::RateLimited { .. }) => (Duration::ZERO, Some(RetryCause::RateLimit)),
                 Some(Judged::OperatingTimeSpent {
                     past_ceiling: true, ..
                 }) => return None,
                 // Not counted as a retry of the bucket: only this method waits.
                 Some(Judged::OperatingTimeSpent { wait, .. }) => (*wait, None),
-                None if r.status().is_server_error() => (
+                None if r.status().is_server_error() && repeatable() => (
                     backoff(c.config().retry_base, self.attempt),
                     Some(RetryCause::Server),
                 ),
@@ -258,10 +269,14 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
             // The limiter's own verdicts (a refusal past the ceiling, a store that is down) are
             // not the network's: retrying cannot help.
             Err(e) if e.downcast_ref::<ClientError>().is_some() => return None,
-            Err(_) => (
+            // A request that surely never left may go again whatever it is; one that may have
+            // reached the service (a timeout after sending, a reset mid-answer) only when it
+            // may be repeated.
+            Err(e) if never_sent(e.as_ref()) || repeatable() => (
                 backoff(c.config().retry_base, self.attempt),
                 Some(RetryCause::Network),
             ),
+            Err(_) => return None,
         };
         if req
             .extensions()
@@ -304,6 +319,28 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
         }
         Some(copy)
     }
+}
+
+/// Whether a transport error says the request surely never reached the service: no connection
+/// was made (refused, unreachable, a connect timeout, a failed TLS handshake). Anything else — a
+/// timeout after sending, a connection reset or closed mid-answer — may follow a request the
+/// service received and applied.
+fn never_sent(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<reqwest::Error>()
+            && r.is_connect()
+        {
+            return true;
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 #[cfg(test)]

@@ -15,16 +15,17 @@ use crate::{BoxError, Deadline};
 pub(crate) struct AttemptTimeout(pub(crate) Duration);
 
 impl AttemptTimeout {
-    /// This try's timeout, for a request with these extensions.
+    /// This try's timeout, for a request with these extensions: the try's own, cut to what is
+    /// left of the request's [`Deadline`] (which counts every try of the call).
     fn of(ext: &http::Extensions) -> Option<Duration> {
-        let t = ext.get::<AttemptTimeout>()?.0;
-        Some(match ext.get::<Deadline>() {
-            Some(d) => t.min(
-                d.0.saturating_duration_since(Instant::now())
-                    .max(Duration::from_millis(1)),
-            ),
-            None => t,
-        })
+        let left = ext.get::<Deadline>().map(|d| {
+            d.0.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        });
+        match (ext.get::<AttemptTimeout>().map(|t| t.0), left) {
+            (Some(t), Some(left)) => Some(t.min(left)),
+            (t, left) => t.or(left),
+        }
     }
 }
 

@@ -32,7 +32,7 @@ mod services;
 mod sync;
 mod tenants;
 pub mod tls;
-mod transport;
+pub mod transport;
 mod ui;
 mod watch;
 
@@ -115,8 +115,12 @@ pub struct SandboxConfig {
     /// instances given one directory share one authority.
     pub ca_dir: Option<PathBuf>,
     /// Whether a `CONNECT` to a host no definition claims is tunnelled to it (bytes only)
-    /// rather than refused with a 502.
+    /// rather than refused with a 502. Only to public addresses, unless `passthrough_allow`
+    /// names the range; a tunnel closes after `idle_timeout` without a byte either way.
     pub passthrough: bool,
+    /// Internal address ranges (loopback, private, link-local…) a passthrough tunnel may reach
+    /// all the same; the sandbox's own listeners never.
+    pub passthrough_allow: Vec<ipnet::IpNet>,
 }
 
 impl SandboxConfig {
@@ -139,6 +143,7 @@ impl SandboxConfig {
             max_header_bytes: 16 * 1024,
             ca_dir: None,
             passthrough: false,
+            passthrough_allow: Vec::new(),
         }
     }
 
@@ -243,6 +248,8 @@ pub(crate) struct AppState {
     pub(crate) tls: tls::Tls,
     /// `CONNECT`s to other hosts are tunnelled, not refused.
     pub(crate) passthrough: bool,
+    /// Internal ranges a tunnel may reach all the same.
+    pub(crate) passthrough_allow: Vec<ipnet::IpNet>,
 }
 
 impl AppState {
@@ -394,6 +401,7 @@ impl Sandbox {
             examples,
             tls,
             passthrough: config.passthrough,
+            passthrough_allow: config.passthrough_allow.clone(),
             catalog,
             store,
             tenants,
@@ -572,7 +580,7 @@ pub(crate) async fn answer(
         return r;
     }
     if path == "/api/v1" || path.starts_with("/api/v1/") {
-        return if admin::authorized(&state, req.headers()) {
+        return admin::login(&state, &req).unwrap_or_else(|| {
             admin::problem(
                 StatusCode::NOT_FOUND,
                 "Not Found",
@@ -581,13 +589,7 @@ pub(crate) async fn answer(
                     req.method()
                 ),
             )
-        } else {
-            admin::problem(
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized",
-                "send the admin token as `Authorization: Bearer TOKEN`",
-            )
-        };
+        });
     }
     let routed = state
         .catalog

@@ -34,6 +34,8 @@ pub(crate) struct Server {
     admin: hyper_util::service::TowerToHyperService<Router>,
     /// The plain listener's address, for answers that point to it.
     pub(crate) plain_addr: String,
+    /// Where a passthrough tunnel may go (never to these listeners).
+    pub(crate) egress: intercept::egress::Egress,
     drain: drain::Watch,
 }
 
@@ -51,10 +53,19 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let (drain, watch) = drain::channel();
+        let mut own = vec![http.local_addr()?];
+        if let Some(l) = &https {
+            own.push(l.local_addr()?);
+        }
+        let egress = intercept::egress::Egress {
+            allow: state.passthrough_allow.clone(),
+            own,
+        };
         let server = Arc::new(Self {
             state,
             admin: hyper_util::service::TowerToHyperService::new(admin),
             plain_addr: http.local_addr()?.to_string(),
+            egress,
             drain: watch,
         });
         if let Some(listener) = https {
@@ -67,7 +78,8 @@ impl Server {
                 a = accept(&http) => a,
                 () = &mut shutdown => break,
             };
-            server.connection(stream, Surface::Sandbox);
+            let peer = stream.peer_addr().ok().map(|a| a.ip());
+            server.connection(stream, Surface::Sandbox, peer);
         }
         drop(http);
         server.state.watch.stop();
@@ -97,14 +109,19 @@ impl Server {
         let tls = &self.state.tls;
         let head = self.state.limits.read_timeout;
         match tls::accept(io, &tls.certs, &tls.config, &self.plain_addr, head).await {
-            Ok(stream) => self.connection(stream, Surface::Emulation),
+            Ok(stream) => self.connection(stream, Surface::Emulation, None),
             Err(e) => tracing::debug!(error = %e, connect = name, "TLS connection refused"),
         }
     }
 
-    /// Serves HTTP/1.1 on `io` in a task of its own.
-    pub(crate) fn connection<IO>(self: &Arc<Self>, io: IO, surface: Surface)
-    where
+    /// Serves HTTP/1.1 on `io` in a task of its own; `peer` is the client's address where the
+    /// management API may be reached (the plain listener), for its limit of failed logins.
+    pub(crate) fn connection<IO>(
+        self: &Arc<Self>,
+        io: IO,
+        surface: Surface,
+        peer: Option<std::net::IpAddr>,
+    ) where
         IO: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
         let limits = self.state.limits;
@@ -116,7 +133,7 @@ impl Server {
         let io = transport::TimedIo::new(io, Arc::clone(&phase), timeouts);
         let server = Arc::clone(self);
         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-            server.answer(req, surface, &phase)
+            server.answer(req, surface, peer, &phase)
         });
         // No hyper timer: given one, hyper arms its own 30 s head timeout whenever it waits for
         // a request, idle keep-alive time included, which closed pooled connections at 30 s
@@ -151,11 +168,12 @@ impl Server {
         self: &Arc<Self>,
         req: Request<hyper::body::Incoming>,
         surface: Surface,
+        peer: Option<std::net::IpAddr>,
         phase: &Arc<transport::Phase>,
     ) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<> {
         phase.busy();
         let done = Arc::clone(phase);
-        self.route(req, surface, phase).map(move |resp| {
+        self.route(req, surface, peer, phase).map(move |resp| {
             done.answered();
             Ok(resp.map(pieces::bounded))
         })
@@ -166,8 +184,9 @@ impl Server {
     /// (BENCHMARKS.md, the gateway's A/B).
     fn route(
         self: &Arc<Self>,
-        req: Request<hyper::body::Incoming>,
+        mut req: Request<hyper::body::Incoming>,
         surface: Surface,
+        peer: Option<std::net::IpAddr>,
         phase: &Arc<transport::Phase>,
     ) -> Boxed {
         if surface == Surface::Sandbox && req.method() == http::Method::CONNECT {
@@ -181,6 +200,9 @@ impl Server {
         let target = intercept::target(&state.catalog, req.uri(), req.headers());
         if surface == Surface::Sandbox && target == Target::Prefix && own_route(req.uri().path()) {
             let (admin, limits) = (self.admin.clone(), state.limits);
+            if let Some(ip) = peer {
+                req.extensions_mut().insert(admin::Peer(ip));
+            }
             return Box::pin(async move {
                 match admin::buffer_body(req, limits).await {
                     Ok(req) => match hyper::service::Service::call(&admin, req).await {

@@ -7,6 +7,8 @@
 //! urllib3 indefinitely) then fail on their next request. Here the IO knows when a request's
 //! first bytes arrive, and the service tells it when a request is being answered and when its
 //! answer is ready. (A flush is no such sign: hyper flushes while it still reads a body.)
+//!
+//! Public for `apistend proxy`, whose connections keep the same clock.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -30,16 +32,16 @@ const TUNNEL: u8 = 4;
 
 /// Where a connection is in its request cycle, shared by its IO and its service.
 #[derive(Debug, Default)]
-pub(crate) struct Phase(AtomicU8);
+pub struct Phase(AtomicU8);
 
 impl Phase {
     /// A request reached the service.
-    pub(crate) fn busy(&self) {
+    pub fn busy(&self) {
         self.0.store(BUSY, Ordering::Relaxed);
     }
 
     /// Its answer is ready.
-    pub(crate) fn answered(&self) {
+    pub fn answered(&self) {
         self.0.store(ANSWERED, Ordering::Relaxed);
     }
 
@@ -51,9 +53,11 @@ impl Phase {
 
 /// The two timeouts.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Timeouts {
-    pub(crate) idle: Duration,
-    pub(crate) head: Duration,
+pub struct Timeouts {
+    /// How long an idle keep-alive connection stays open.
+    pub idle: Duration,
+    /// How long a request head, once started, may take to arrive whole.
+    pub head: Duration,
 }
 
 /// An IO that fails reads with `TimedOut` past the phase's deadline.
@@ -61,7 +65,7 @@ pub(crate) struct Timeouts {
 /// The timer is not re-armed per request (a timer-wheel update per request costs the gateway
 /// measurably): it is kept armed no later than one step (the shorter timeout) ahead, so it can
 /// never fire late for a head that starts, and when it fires early it is simply moved on.
-pub(crate) struct TimedIo<I> {
+pub struct TimedIo<I> {
     io: I,
     phase: Arc<Phase>,
     timeouts: Timeouts,
@@ -70,8 +74,18 @@ pub(crate) struct TimedIo<I> {
     sleep: Pin<Box<Sleep>>,
 }
 
+impl<I> std::fmt::Debug for TimedIo<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimedIo")
+            .field("phase", &self.phase)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<I> TimedIo<I> {
-    pub(crate) fn new(io: I, phase: Arc<Phase>, timeouts: Timeouts) -> Self {
+    /// `io` under the clock of `timeouts`, in the phase its service reports to `phase`.
+    pub fn new(io: I, phase: Arc<Phase>, timeouts: Timeouts) -> Self {
         let now = Instant::now();
         Self {
             io,

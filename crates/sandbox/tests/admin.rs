@@ -73,6 +73,52 @@ impl Admin {
     }
 }
 
+/// Failed logins are limited per client address before any token is compared: of 300 wrong
+/// tokens at once, at most the burst (10) and what refills meanwhile are compared and refused
+/// with 401; the rest get 429 with `Retry-After` — the right token too, until then.
+#[tokio::test]
+async fn failed_logins_are_limited_before_the_token_is_compared() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let c = support::client();
+    let (mut unauthorized, mut limited) = (0, 0);
+    for i in 0..300 {
+        let r = c
+            .get(format!("{}/api/v1/sandboxes", s.base))
+            .bearer_auth(format!("guess-{i:012}"))
+            .send()
+            .await
+            .unwrap();
+        match r.status() {
+            StatusCode::UNAUTHORIZED => unauthorized += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                limited += 1;
+                let after: u64 = r.headers()["retry-after"]
+                    .to_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!((1..=2).contains(&after), "{after}");
+                assert_eq!(r.headers()["content-type"], "application/problem+json");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    assert!(limited >= 250, "{unauthorized} × 401, {limited} × 429");
+    // Unknown management paths answer no differently: no oracle past the limit.
+    let r = c
+        .get(format!("{}/api/v1/nothing", s.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Once a failure has refilled, the right token is let in.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let a = Admin::new(&s.base);
+    let r = a.call(Method::GET, "/api/v1/sandboxes", None).await;
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
 #[tokio::test]
 async fn the_token_guards_everything_and_errors_are_problem_json() {
     let s = support::start(|c| c.with_admin_token(TOKEN)).await;

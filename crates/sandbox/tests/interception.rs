@@ -366,12 +366,36 @@ async fn passthrough_tunnels_bytes_to_other_hosts_only_when_asked() {
     let (_, head) = connect(&refused, &echo_addr.to_string()).await;
     assert_eq!(status(&head), 502, "{head}");
 
-    let server = support::start(|c| {
+    // Passthrough alone reaches public addresses only: loopback (a Redis, say) is refused.
+    let open = support::start(|c| {
         let mut c = c;
         c.passthrough = true;
         c
     })
     .await;
+    let (mut refused_stream, head) = connect(&open, &echo_addr.to_string()).await;
+    assert_eq!(status(&head), 403, "{head}");
+    let mut why = String::new();
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        refused_stream.read_to_string(&mut why),
+    )
+    .await;
+    assert!(why.contains("--passthrough-allow"), "{why}");
+    let (_, head) = connect(&open, &format!("localhost:{}", echo_addr.port())).await;
+    assert_eq!(status(&head), 403, "{head}");
+
+    let server = support::start(|c| {
+        let mut c = c;
+        c.passthrough = true;
+        c.passthrough_allow = vec!["127.0.0.0/8".parse().unwrap()];
+        c.idle_timeout = Duration::from_secs(1);
+        c
+    })
+    .await;
+    // Its own listener stays closed to a tunnel, allowed range or not.
+    let (_, head) = connect(&server, &plain_addr(&server)).await;
+    assert_eq!(status(&head), 403, "{head}");
     let (mut stream, head) = connect(&server, &echo_addr.to_string()).await;
     assert_eq!(status(&head), 200, "{head}");
     stream.write_all(b"ping through the tunnel").await.unwrap();
@@ -381,6 +405,10 @@ async fn passthrough_tunnels_bytes_to_other_hosts_only_when_asked() {
         .unwrap()
         .unwrap();
     assert_eq!(&back, b"ping through the tunnel");
+    // Quiet for the idle timeout: the tunnel closes.
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+    assert!(matches!(closed, Ok(Ok(0))), "{closed:?}");
     // A host that does not answer: 502, not a hang.
     let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead_addr = dead.local_addr().unwrap();

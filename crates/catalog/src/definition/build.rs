@@ -243,6 +243,9 @@ pub(crate) fn build(
                 weight_from: o.weight_from.clone(),
                 fixture: fixture.clone(),
                 anonymous: o.anonymous,
+                repeatable: o
+                    .repeatable
+                    .unwrap_or_else(|| crate::repeatable_by_rule(method, path)),
             });
         }
     }

@@ -247,6 +247,11 @@ pub struct OperationDef {
     /// a token).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous: bool,
+    /// Whether a request of it may be sent again when it is not known whether the service
+    /// applied it; absent, the rule of [`crate::repeatable_by_rule`] (idempotent methods, and
+    /// `POST` reads named `…/list`, `…get`, `…/info` and the like).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeatable: Option<bool>,
 }
 
 /// A concurrency limit.

@@ -1,13 +1,16 @@
 //! One proxied request: read within the limits, sent through the service's stack, answered as
 //! the upstream answered (plus `X-APIStend-Waited-Ms`), or with a clear error of the proxy's own:
-//! a local refusal (429 with `Retry-After`), an oversize or slow body (413, 408), an unknown
-//! path (404), an unreachable or failing upstream (502, 504), a full proxy (503).
+//! a local refusal (429 with `Retry-After`), an oversize, slow or malformed body (413, 408,
+//! 400), an unknown path (404), an unreachable or failing upstream (502, 504), a full proxy
+//! (503). The request's deadline (`--upstream-timeout-s`) counts the whole of it: every try,
+//! every wait for a token, every backoff. A request that may have reached the service is not
+//! sent again unless the catalog calls it repeatable (`RetryPolicy`).
 
 use std::sync::Arc;
 
 use apistend_catalog::Method;
-use apistend_client::{ClientError, RefusedBy, Waited};
-use axum::body::{Body, Bytes};
+use apistend_client::{ClientError, Deadline, RefusedBy, Waited};
+use axum::body::Body;
 use axum::extract::State as AxumState;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -16,6 +19,7 @@ use tower::ServiceExt as _;
 
 use super::Limits;
 use super::route::Routes;
+use super::upstream::UpstreamError;
 
 /// `X-APIStend-Waited-Ms`: how long the request waited at the proxy for its tokens.
 const WAITED: HeaderName = HeaderName::from_static("x-apistend-waited-ms");
@@ -147,6 +151,7 @@ pub(crate) async fn handle(
         );
     };
     let limits = state.limits;
+    let deadline = Deadline(std::time::Instant::now() + limits.upstream_timeout);
     let body = match tokio::time::timeout(
         limits.read_timeout,
         axum::body::to_bytes(body, limits.max_body_bytes),
@@ -154,7 +159,7 @@ pub(crate) async fn handle(
     .await
     {
         Ok(Ok(b)) => b,
-        Ok(Err(_)) => {
+        Ok(Err(e)) if over_length(&e) => {
             return refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body too large",
@@ -162,6 +167,13 @@ pub(crate) async fn handle(
                     "the request body is over {} bytes (--max-body-bytes)",
                     limits.max_body_bytes
                 ),
+            );
+        }
+        Ok(Err(e)) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "malformed body",
+                &format!("the request body could not be read: {e}"),
             );
         }
         Err(_) => {
@@ -198,14 +210,14 @@ pub(crate) async fn handle(
     *out.headers_mut() = parts.headers;
     let waited = Waited::default();
     out.extensions_mut().insert(waited.clone());
+    out.extensions_mut().insert(deadline);
     let answer = target.entry.stack.clone().oneshot(out).await;
     let waited_ms = waited.get().as_millis();
     let mut resp = match answer {
         Ok(r) => {
-            let (mut p, b): (http::response::Parts, Bytes) = r.into_parts();
+            let (mut p, b) = r.into_parts();
             without_hop_by_hop(&mut p.headers);
-            p.headers.remove(http::header::CONTENT_LENGTH);
-            Response::from_parts(p, Body::from(b))
+            Response::from_parts(p, b.into_body())
         }
         Err(e) => failure(&*e, &target.url),
     };
@@ -213,6 +225,18 @@ pub(crate) async fn handle(
         resp.headers_mut().insert(WAITED, v);
     }
     resp
+}
+
+/// Whether reading a body failed on its length limit (413) rather than on its framing (400).
+fn over_length(e: &axum::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 /// The answer to a request the stack could not complete.
@@ -249,9 +273,18 @@ fn failure(e: &(dyn std::error::Error + 'static), url: &str) -> Response<Body> {
             ),
         };
     }
-    // reqwest's errors, inside tower's retry: the cause chain says which.
+    // The transport's and reqwest's errors, inside tower's retry: the cause chain says which.
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
+        if let Some(u) = err.downcast_ref::<UpstreamError>() {
+            let (status, what) = match u {
+                UpstreamError::TimedOut(_) | UpstreamError::Stalled(_) => {
+                    (StatusCode::GATEWAY_TIMEOUT, "upstream timed out")
+                }
+                UpstreamError::TooLargeToJudge(_) => (StatusCode::BAD_GATEWAY, "upstream failed"),
+            };
+            return refusal(status, what, &format!("{url}: {u}"));
+        }
         if let Some(r) = err.downcast_ref::<reqwest::Error>() {
             let (status, what) = if r.is_timeout() {
                 (StatusCode::GATEWAY_TIMEOUT, "upstream timed out")

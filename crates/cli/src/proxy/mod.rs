@@ -4,10 +4,14 @@
 //! real service or a sandbox; the integration changes only its base URL.
 //!
 //! - [`route`]: which service a request is for, and where it goes upstream;
-//! - [`forward`]: one request through the stack, and every way it can fail as a clear answer.
+//! - [`forward`]: one request through the stack, and every way it can fail as a clear answer;
+//! - [`upstream`]: the transport, answers streamed through unless judged by their body;
+//! - [`listen`]: the listener, on the sandbox's connection clock.
 
 mod forward;
+mod listen;
 mod route;
+mod upstream;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -55,9 +59,22 @@ pub(crate) struct ProxyArgs {
     /// Seconds a client has to send its request body.
     #[arg(long, default_value_t = 30)]
     read_timeout_s: u64,
-    /// Seconds an upstream answer may take, headers and body.
+    /// Seconds a request may take in all, from its arrival to its answer's head (every try,
+    /// every wait for a token, every backoff); a streamed answer body may then pause this long
+    /// between its pieces.
     #[arg(long, default_value_t = 60)]
     upstream_timeout_s: u64,
+    /// Seconds an idle keep-alive connection stays open.
+    #[arg(long, default_value_t = 75)]
+    idle_timeout_s: u64,
+    /// Seconds a request head, once started, may take to arrive whole.
+    #[arg(long, default_value_t = 10)]
+    head_timeout_s: u64,
+    /// Largest answer body read whole, for the answers a service's definition judges by their
+    /// body (Bitrix24's 503 and 429, its successes' operating time); a larger one is a 502.
+    /// Every other answer streams through unread.
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    max_judged_body_bytes: usize,
     #[command(flatten)]
     services_dir: ServicesArg,
 }
@@ -67,7 +84,12 @@ pub(crate) struct ProxyArgs {
 pub(crate) struct Limits {
     pub(crate) max_body_bytes: usize,
     pub(crate) read_timeout: Duration,
+    /// What a request may take in all, to its answer's head.
+    pub(crate) upstream_timeout: Duration,
 }
+
+/// The largest request head, as the sandbox's.
+const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 pub(crate) fn run(args: &ProxyArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -104,12 +126,14 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
         &store,
         &overrides,
         upstream_timeout,
+        args.max_judged_body_bytes,
     )?;
     let state = Arc::new(forward::State {
         routes,
         limits: Limits {
             max_body_bytes: args.max_body_bytes,
             read_timeout: Duration::from_secs(args.read_timeout_s),
+            upstream_timeout,
         },
         in_flight: Arc::new(tokio::sync::Semaphore::new(args.max_in_flight.max(1))),
         metrics,
@@ -141,8 +165,11 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
         .route("/learned", axum::routing::get(forward::learned))
         .fallback(forward::handle)
         .with_state(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(crate::serve_cmd::shutdown_signal()?)
-        .await?;
+    let timeouts = apistend_sandbox::transport::Timeouts {
+        idle: Duration::from_secs(args.idle_timeout_s.max(1)),
+        head: Duration::from_secs(args.head_timeout_s.max(1)),
+    };
+    let shutdown = crate::serve_cmd::shutdown_signal()?;
+    listen::serve(listener, app, timeouts, MAX_HEAD_BYTES, shutdown).await;
     Ok(())
 }

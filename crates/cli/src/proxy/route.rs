@@ -12,8 +12,11 @@ use axum::body::Bytes;
 use tower::ServiceBuilder;
 use tower::util::BoxCloneSyncService;
 
+use super::upstream::{Transport, UpstreamBody};
+
 /// The stack a request goes through.
-pub(crate) type Stack = BoxCloneSyncService<http::Request<Bytes>, http::Response<Bytes>, BoxError>;
+pub(crate) type Stack =
+    BoxCloneSyncService<http::Request<Bytes>, http::Response<UpstreamBody>, BoxError>;
 
 /// One proxied service.
 pub(crate) struct Entry {
@@ -56,6 +59,7 @@ impl Routes {
         store: &Store,
         overrides: &Overrides,
         timeout: Duration,
+        max_judged: usize,
     ) -> anyhow::Result<Self> {
         let upstream = upstream
             .map(|u| {
@@ -66,9 +70,10 @@ impl Routes {
                 Ok(u.to_owned())
             })
             .transpose()?;
+        // No total timeout here: the request's deadline bounds the time to an answer's head,
+        // and a streamed body may take as long as it keeps coming (`upstream`).
         let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10).min(timeout))
             .build()
             .context("the HTTP client")?;
         let mut entries = Vec::new();
@@ -106,7 +111,15 @@ impl Routes {
                 prefix: if services.len() > 1 { svc.prefix } else { "" },
                 upstream: upstream.clone(),
                 default_host,
-                stack: stack(&client, http.clone()),
+                stack: stack(
+                    &client,
+                    Transport {
+                        http: http.clone(),
+                        service: std::sync::Arc::new(svc.clone()),
+                        max_judged,
+                        idle: timeout,
+                    },
+                ),
                 client,
             });
         }
@@ -189,13 +202,13 @@ impl Routes {
     }
 }
 
-/// `RetryPolicy(RateLimitLayer(reqwest))` of `client`: the Rust client's acquire → send →
-/// penalize / retry → ceiling, the answers passed through as they come.
-fn stack(client: &Client, http: reqwest::Client) -> Stack {
+/// `RetryPolicy(RateLimitLayer(transport))` of `client`: the Rust client's acquire → send →
+/// penalize / retry → ceiling, the answers passed through as they come (streamed).
+fn stack(client: &Client, transport: Transport) -> Stack {
     BoxCloneSyncService::new(
         ServiceBuilder::new()
             .retry(client.retry_policy())
             .layer(client.layer())
-            .service(apistend_client::reqwest_transport(http)),
+            .service(transport.service()),
     )
 }

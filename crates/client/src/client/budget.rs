@@ -112,6 +112,17 @@ impl Inner {
         &self.counters
     }
 
+    /// Whether a request of `method path` may be sent again when the service may have applied
+    /// it: the catalog's word on its operation ([`apistend_catalog::repeatable`]).
+    pub(crate) fn repeatable(&self, method: Method, path: &str) -> bool {
+        let op_path = operation_path(self.definition(), &self.mount, path);
+        let operation = self
+            .catalog
+            .resolve(self.service, method, &op_path, None)
+            .and_then(|r| r.operation);
+        apistend_catalog::repeatable(operation, method, &op_path)
+    }
+
     /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
     pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
         let op_path = operation_path(self.definition(), &self.mount, path);

@@ -15,13 +15,33 @@ use crate::AppState;
 const ADMIN_BURST: u32 = 50;
 pub(crate) const ADMIN_PER_SECOND: u32 = 20;
 
+/// Failed logins from one client address: 10 at once, then one per 2 s (30 a minute), so a
+/// guessed token costs a guesser minutes per hundred, and an operator who mistyped waits seconds.
+const FAILED_LOGIN_BURST: u32 = 10;
+const FAILED_LOGIN_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The address a management request came from, as a request extension (the plain listener's
+/// peer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Peer(pub(crate) std::net::IpAddr);
+
+/// The bucket of failed logins from the request's client address.
+fn failed_logins<B>(req: &http::Request<B>, fallback: Quota) -> (String, Quota) {
+    let who = req
+        .extensions()
+        .get::<Peer>()
+        .map_or_else(|| "unknown".to_owned(), |p| p.0.to_string());
+    let quota = Quota::new(FAILED_LOGIN_BURST, FAILED_LOGIN_INTERVAL).unwrap_or(fallback);
+    (format!("admin-login-failures:{who}"), quota)
+}
+
 /// The admin API's quota at `per_second` (a burst of 50, or of `per_second` when more).
 pub(crate) fn admin_quota(per_second: u32) -> Result<Quota, apistend_limiter::QuotaError> {
     Quota::leaky_bucket(ADMIN_BURST.max(per_second), per_second)
 }
 
 /// Whether `req` carries the admin token (`Authorization: Bearer TOKEN`).
-pub(crate) fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
+fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
     let Some(v) = headers
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -33,6 +53,35 @@ pub(crate) fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
         .or_else(|| v.strip_prefix("bearer "))
         .unwrap_or("");
     state.tenants.admin_matches(token)
+}
+
+/// Lets a management request in, or answers why not: a client address whose failed logins are
+/// spent is refused (429, `Retry-After`) before its token is even compared, so guessing costs
+/// time whatever is guessed; a wrong or missing token is a 401 and spends one failure.
+pub(crate) fn login<B>(state: &AppState, req: &http::Request<B>) -> Option<Response<Body>> {
+    let (who, fq) = failed_logins(req, state.admin_quota);
+    let spent = state.admin_limiter.peek(&who, &fq);
+    if !spent.allowed {
+        let mut r = problem(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too Many Requests",
+            "too many failed logins from this address; wait for Retry-After",
+        );
+        r.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            HeaderValue::from(spent.retry_after_secs().max(1)),
+        );
+        return Some(r);
+    }
+    if authorized(state, req.headers()) {
+        return None;
+    }
+    let _ = state.admin_limiter.acquire(&who, &fq, 1);
+    Some(problem(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized",
+        "send the admin token as `Authorization: Bearer TOKEN`",
+    ))
 }
 
 /// Runs a management request in step with the other instances on the same Redis, if any: a
@@ -59,12 +108,8 @@ pub(super) async fn guard(
     req: Request,
     next: Next,
 ) -> Response<Body> {
-    if !authorized(&state, req.headers()) {
-        return problem(
-            StatusCode::UNAUTHORIZED,
-            "Unauthorized",
-            "send the admin token as `Authorization: Bearer TOKEN`",
-        );
+    if let Some(refused) = login(&state, &req) {
+        return refused;
     }
     let quota = state.admin_quota;
     let d = state

@@ -27,7 +27,7 @@ use axum::middleware;
 use axum::routing::{delete, get, post, put};
 use http::{Response, StatusCode};
 
-pub(crate) use auth::{ADMIN_PER_SECOND, admin_quota, authorized};
+pub(crate) use auth::{ADMIN_PER_SECOND, Peer, admin_quota, login};
 pub(crate) use body::buffer_body;
 pub(crate) use openapi::document_for;
 pub(crate) use problem::problem;

@@ -2,7 +2,9 @@
 //! hostname of the definitions the tunnel is answered here: TLS is terminated with a
 //! certificate of the local authority (plain HTTP when the port is 80) and the requests inside
 //! are emulated. Any other host gets a 502 naming the known hosts — unless the operator passed
-//! `--passthrough`, and then the tunnel is carried, bytes only, to that host.
+//! `--passthrough`, and then the tunnel is carried, bytes only, to that host if it is a public
+//! one ([`super::egress`]; 403 otherwise), until it goes quiet for the idle timeout
+//! ([`super::tunnel`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +42,7 @@ pub(crate) async fn handle(
             phase.tunnel();
             let io = hyper_util::rt::TokioIo::new(upgraded);
             if port == 80 {
-                server.connection(io, Surface::Emulation);
+                server.connection(io, Surface::Emulation, None);
             } else {
                 server.tls_connection(io, Some(&host)).await;
             }
@@ -50,19 +52,9 @@ pub(crate) async fn handle(
     if !state.passthrough {
         return refusal(StatusCode::BAD_GATEWAY, &unknown_host(state, &host));
     }
-    let upstream = match tokio::time::timeout(
-        DIAL_TIMEOUT,
-        tokio::net::TcpStream::connect((host.as_str(), port)),
-    )
-    .await
-    {
+    let upstream = match tokio::time::timeout(DIAL_TIMEOUT, dial(&server, &host, port)).await {
         Ok(Ok(stream)) => stream,
-        Ok(Err(e)) => {
-            return refusal(
-                StatusCode::BAD_GATEWAY,
-                &format!("passthrough: cannot reach {host}:{port}: {e}"),
-            );
-        }
+        Ok(Err(refused)) => return refused,
         Err(_) => {
             return refusal(
                 StatusCode::GATEWAY_TIMEOUT,
@@ -70,16 +62,59 @@ pub(crate) async fn handle(
             );
         }
     };
+    let idle = state.limits.idle_timeout;
     tokio::spawn(async move {
         let Ok(upgraded) = hyper::upgrade::on(req).await else {
             return;
         };
         phase.tunnel();
-        let mut client = hyper_util::rt::TokioIo::new(upgraded);
-        let mut upstream = upstream;
-        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+        super::tunnel::carry(hyper_util::rt::TokioIo::new(upgraded), upstream, idle).await;
     });
     Response::new(Body::empty())
+}
+
+/// A connection to `host:port` for a passthrough tunnel, at an address the passthrough may reach
+/// (the one checked is the one dialled); a refusal to answer otherwise.
+async fn dial(
+    server: &Server,
+    host: &str,
+    port: u16,
+) -> Result<tokio::net::TcpStream, Response<Body>> {
+    let addrs = tokio::net::lookup_host((host, port)).await.map_err(|e| {
+        refusal(
+            StatusCode::BAD_GATEWAY,
+            &format!("passthrough: cannot resolve {host}: {e}"),
+        )
+    })?;
+    let mut refused = None;
+    let mut failed = None;
+    for addr in addrs {
+        if let Err(why) = server.egress.check(addr) {
+            refused.get_or_insert(why);
+            continue;
+        }
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => failed = Some(e),
+        }
+    }
+    Err(match (failed, refused) {
+        (Some(e), _) => refusal(
+            StatusCode::BAD_GATEWAY,
+            &format!("passthrough: cannot reach {host}:{port}: {e}"),
+        ),
+        (None, Some(why)) => {
+            tracing::warn!(%host, port, reason = %why, "passthrough refused");
+            refusal(
+                StatusCode::FORBIDDEN,
+                &format!("passthrough to {host}:{port} refused: {why}"),
+            )
+        }
+        (None, None) => refusal(
+            StatusCode::BAD_GATEWAY,
+            &format!("passthrough: {host} has no address"),
+        ),
+    })
 }
 
 /// The 502 for a host no definition claims: it names the ones there are.

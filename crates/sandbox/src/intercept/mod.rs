@@ -4,6 +4,8 @@
 //! proxy. (Not to be confused with `apistend proxy`, which forwards to the real services.)
 
 pub(crate) mod connect;
+pub(crate) mod egress;
+mod tunnel;
 
 use apistend_catalog::{Catalog, ServiceId};
 use http::{HeaderMap, Uri};
