@@ -3,6 +3,7 @@
 
 mod ca_cmd;
 mod catalog_cmd;
+mod data_dir;
 mod load_cmd;
 mod load_timeline;
 mod metrics_listener;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use std::io::Write;
 
+use crate::data_dir::DataArg;
 use crate::services_arg::ServicesArg;
 use anyhow::Context;
 use apistend_catalog::Overrides;
@@ -39,9 +40,8 @@ pub(crate) struct ServeArgs {
         requires = "passthrough"
     )]
     passthrough_allow: Vec<ipnet::IpNet>,
-    /// Directory of the embedded data file (sandboxes and keys).
-    #[arg(long, env = "APISTEND_DATA", default_value = ".")]
-    data: PathBuf,
+    #[command(flatten)]
+    data: DataArg,
     /// Make sure a demo sandbox with this key exists.
     #[arg(long, env = "APISTEND_DEMO_KEY")]
     demo_key: Option<String>,
@@ -121,7 +121,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         LogFormat::Text => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).init(),
     }
-    let mut config = SandboxConfig::new(&args.data);
+    let (data, moved) = args.data.resolve()?;
+    if let Some(warning) = moved {
+        tracing::warn!("{warning}");
+    }
+    let mut config = SandboxConfig::new(&data);
     config.demo_key = args.demo_key;
     // The flag is named for WB: its specs are the `wb` examples set of the WB definition.
     config.newer_examples = args

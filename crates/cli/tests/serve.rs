@@ -459,3 +459,111 @@ fn without_any_spec_flag_every_service_answers_from_embedded_data() {
     drop(server);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `apistend ca` keeps the authority in the user's data directory, as `serve` does: run in an
+/// empty working directory it writes nothing there, it finds the same authority from anywhere,
+/// its proxy hint names the configured address, and a reader that stops after the first line
+/// (`apistend ca | head -1`) gets no error. An older version's files in the working directory
+/// are used, with a warning on how to move them.
+#[test]
+fn the_authority_lives_in_the_data_directory_never_the_working_one() {
+    use std::path::Path;
+    let home = apistend_testkit::temp_dir("ca-home");
+    let (a, b) = (home.join("a"), home.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let ca = |cwd: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_apistend"))
+            .arg("ca")
+            .args(extra)
+            .current_dir(cwd)
+            .env("HOME", &home)
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("APISTEND_DATA")
+            .env_remove("APISTEND_CA_DIR")
+            .env_remove("APISTEND_ADDR")
+            .output()
+            .unwrap()
+    };
+    let first = ca(&a, &["--addr", "127.0.0.1:18080"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(
+        std::fs::read_dir(&a).unwrap().count(),
+        0,
+        "nothing in the working directory"
+    );
+    let text = String::from_utf8_lossy(&first.stdout).into_owned();
+    let path = text.lines().next().unwrap().to_owned();
+    let default = home.join(".local/share/apistend");
+    assert!(
+        Path::new(&path).starts_with(std::fs::canonicalize(&default).unwrap()),
+        "{path}"
+    );
+    assert!(
+        text.contains("HTTPS_PROXY=http://127.0.0.1:18080"),
+        "{text}"
+    );
+    let again = ca(&b, &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout).lines().next(),
+        Some(path.as_str())
+    );
+    assert_eq!(std::fs::read_dir(&b).unwrap().count(), 0);
+
+    // `apistend ca | head -1`: the reader goes away after one line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .arg("ca")
+        .current_dir(&a)
+        .env("HOME", &home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("APISTEND_DATA")
+        .env_remove("APISTEND_CA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(line.trim_end(), path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // An older version's authority in the working directory is used, with a warning.
+    std::fs::copy(
+        default.join("apistend-ca-key.pem"),
+        b.join("apistend-ca-key.pem"),
+    )
+    .unwrap();
+    let old = ca(&b, &[]);
+    assert!(old.status.success());
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    assert!(
+        stderr.contains("older APIStend") && stderr.contains("mv "),
+        "{stderr}"
+    );
+    let used = String::from_utf8_lossy(&old.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        Path::new(&used),
+        std::fs::canonicalize(b.join("apistend-ca.pem")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(home);
+}

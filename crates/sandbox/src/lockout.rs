@@ -1,7 +1,7 @@
 //! A definition's lockout: after `after` rejections within `within_secs`, every request of that
 //! owner gets the service's `locked` answer for `for_secs` (amoCRM's 403 for an integration
-//! that keeps violating). Kept per instance, in memory: a lockout is a penalty the sandbox
-//! shows, not a quota several instances must agree on.
+//! that keeps violating). Kept per instance, in memory. The management API lists a lockout
+//! with its bucket (`locked_for_ms`) and a bucket reset clears it, as it clears the buckets.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -34,6 +34,21 @@ impl Lockouts {
             .get(&service)
             .and_then(|o| o.get(owner))
             .is_some_and(|e| e.until > now)
+    }
+
+    /// How long `owner` of `service` stays locked out after `now`, in seconds, if it is.
+    pub(crate) fn locked_for(&self, service: ServiceId, owner: &str, now: f64) -> Option<f64> {
+        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        let until = owners.get(&service)?.get(owner)?.until;
+        (until > now).then_some(until - now)
+    }
+
+    /// Forgets `owner`'s lockout of `service` and the rejections counted towards one.
+    pub(crate) fn clear(&self, service: ServiceId, owner: &str) {
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(o) = owners.get_mut(&service) {
+            o.remove(owner);
+        }
     }
 
     /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so.
@@ -81,5 +96,12 @@ mod tests {
         assert!(!l.locked(id, "other", 11.1), "per owner");
         assert!(l.locked(id, "k", 70.9));
         assert!(!l.locked(id, "k", 71.1), "for 60 s");
+        l.rejected(id, "k", &rule, 80.0);
+        l.rejected(id, "k", &rule, 80.5);
+        l.rejected(id, "k", &rule, 81.0);
+        assert_eq!(l.locked_for(id, "k", 91.0), Some(50.0));
+        l.clear(id, "k");
+        assert!(!l.locked(id, "k", 91.0), "cleared");
+        assert_eq!(l.locked_for(id, "k", 91.0), None);
     }
 }

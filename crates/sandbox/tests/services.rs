@@ -149,6 +149,48 @@ async fn amocrm_refuses_the_eighth_request_in_a_second_then_locks_out_a_hammerin
     // Even after the bucket refilled.
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     assert_eq!(get(s.key.clone()).await.unwrap().status(), 403);
+
+    // The lockout is state the management API shows with its bucket, and a reset clears it.
+    let token = s.admin_token.clone().unwrap();
+    let sandbox: Value = http
+        .get(format!("{}/api/v1/sandboxes", s.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = sandbox[0]["id"].as_str().unwrap().to_owned();
+    let buckets: Value = http
+        .get(format!(
+            "{}/api/v1/sandboxes/{id}/buckets?service=amocrm",
+            s.base
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let locked = buckets[0]["locked_for_ms"].as_u64().unwrap_or(0);
+    assert!((290_000..=300_000).contains(&locked), "{buckets}");
+    let r = http
+        .post(format!(
+            "{}/api/v1/sandboxes/{id}/buckets/reset?service=amocrm",
+            s.base
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        get(s.key.clone()).await.unwrap().status(),
+        200,
+        "a reset clears the lockout"
+    );
 }
 
 /// Source: ../shared/specs/moysklad/limits.json (md/_restrictions.md, md/_general.md of the

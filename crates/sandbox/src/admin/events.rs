@@ -193,7 +193,7 @@ impl Run {
         let mut rows = Vec::with_capacity(page.len());
         for b in page.iter().take(self.limit) {
             match self.state.store.peek(&b.bucket, &b.quota).await {
-                Ok(d) => rows.push(bucket_json(b, &d)),
+                Ok(d) => rows.push(bucket_json(&self.state, b, &d)),
                 Err(e) => {
                     self.pending
                         .push(event(Name::Error, &json!({"detail": e.to_string()})));

@@ -500,9 +500,17 @@ pub(super) fn buckets_of<'a>(
         })
 }
 
-/// A bucket as the management API shows it.
-pub(super) fn bucket_json(b: &BucketRow, d: &apistend_limiter::Decision) -> Bucket {
+/// A bucket as the management API shows it, with its key's lockout if there is one.
+pub(super) fn bucket_json(
+    state: &AppState,
+    b: &BucketRow,
+    d: &apistend_limiter::Decision,
+) -> Bucket {
     let ms = |t: std::time::Duration| u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    let locked_for = state
+        .lockouts
+        .locked_for(b.service, &b.key, crate::clock::unix_now())
+        .map(|secs| ms(std::time::Duration::from_secs_f64(secs)));
     Bucket {
         key: b.key.clone(),
         service: b.service.as_str().to_owned(),
@@ -511,6 +519,7 @@ pub(super) fn bucket_json(b: &BucketRow, d: &apistend_limiter::Decision) -> Buck
         remaining: d.remaining,
         retry_after_ms: ms(d.retry_after),
         reset_after_ms: ms(d.reset_after),
+        locked_for_ms: locked_for,
     }
 }
 
@@ -542,21 +551,22 @@ pub(super) async fn inspect(
                 return ApiError::Unavailable(e.to_string()).into_response();
             }
         };
-        if !(f.all.unwrap_or(false) || d.remaining < d.limit) {
+        let row = bucket_json(&state, &b, &d);
+        if !(f.all.unwrap_or(false) || d.remaining < d.limit || row.locked_for_ms.is_some()) {
             continue;
         }
         if skip > 0 {
             skip -= 1;
             continue;
         }
-        rows.push(bucket_json(&b, &d));
+        rows.push(row);
     }
     json_response(StatusCode::OK, &rows)
 }
 
 #[utoipa::path(post, path = "/api/v1/sandboxes/{id}/buckets/reset", tag = "buckets", params(("id" = String, Path), BucketFilter),
-    responses((status = 204, description = "the buckets are full"), Errors))]
-/// Resets buckets to full.
+    responses((status = 204, description = "the buckets are full and their keys' lockouts cleared"), Errors))]
+/// Resets buckets to full, and clears their keys' lockouts.
 pub(super) async fn reset(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -573,6 +583,7 @@ pub(super) async fn reset(
         if let Err(e) = state.store.reset(&b.bucket).await {
             return ApiError::Unavailable(e.to_string()).into_response();
         }
+        state.lockouts.clear(b.service, &b.key);
     }
     no_content()
 }

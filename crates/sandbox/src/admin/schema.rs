@@ -105,6 +105,10 @@ pub(super) struct Bucket {
     pub(super) retry_after_ms: u64,
     /// Until the bucket is full again.
     pub(super) reset_after_ms: u64,
+    /// Until the key's lockout of this service ends (amoCRM's 403 after repeated
+    /// rejections), when it is locked out; a bucket reset clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) locked_for_ms: Option<u64>,
 }
 
 /// An emulated service and its limit groups.
