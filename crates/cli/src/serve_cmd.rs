@@ -214,21 +214,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::exposure_warnings;
-
-    #[test]
-    fn only_a_listener_beyond_loopback_is_warned_about() {
-        let lo = "127.0.0.1:8080".parse().unwrap();
-        let any = "0.0.0.0:8080".parse().unwrap();
-        assert!(exposure_warnings(lo, true, false).is_empty());
-        assert_eq!(exposure_warnings(any, true, false).len(), 2);
-        assert_eq!(exposure_warnings(any, false, true).len(), 0);
-        assert!(exposure_warnings(any, true, true)[0].contains("--passthrough"));
-    }
-}
-
 pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -246,4 +231,19 @@ pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Outpu
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down: finishing requests in flight");
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exposure_warnings;
+
+    #[test]
+    fn only_a_listener_beyond_loopback_is_warned_about() {
+        let lo = "127.0.0.1:8080".parse().unwrap();
+        let any = "0.0.0.0:8080".parse().unwrap();
+        assert!(exposure_warnings(lo, true, false).is_empty());
+        assert_eq!(exposure_warnings(any, true, false).len(), 2);
+        assert_eq!(exposure_warnings(any, false, true).len(), 0);
+        assert!(exposure_warnings(any, true, true)[0].contains("--passthrough"));
+    }
 }

@@ -486,7 +486,7 @@ fn fake_upstream(reply: Reply) -> (String, std::sync::Arc<std::sync::atomic::Ato
                         let mut left = n;
                         while left > 0 {
                             let k = left.min(piece.len());
-                            if s.write_all(&piece[..k]).is_err() {
+                            if s.write_all(piece.get(..k).unwrap()).is_err() {
                                 return;
                             }
                             left -= k;

@@ -86,6 +86,8 @@ pub(crate) struct Limits {
     pub(crate) read_timeout: Duration,
     /// What a request may take in all, to its answer's head.
     pub(crate) upstream_timeout: Duration,
+    /// The largest answer body read whole to judge it.
+    pub(crate) max_judged_body_bytes: usize,
 }
 
 /// The largest request head, as the sandbox's.
@@ -117,7 +119,12 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--store {url}"))?,
         ),
     };
-    let upstream_timeout = Duration::from_secs(args.upstream_timeout_s);
+    let limits = Limits {
+        max_body_bytes: args.max_body_bytes,
+        read_timeout: Duration::from_secs(args.read_timeout_s),
+        upstream_timeout: Duration::from_secs(args.upstream_timeout_s),
+        max_judged_body_bytes: args.max_judged_body_bytes,
+    };
     let routes = route::Routes::new(
         &catalog,
         &args.services,
@@ -125,16 +132,11 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
         &args.account,
         &store,
         &overrides,
-        upstream_timeout,
-        args.max_judged_body_bytes,
+        &limits,
     )?;
     let state = Arc::new(forward::State {
         routes,
-        limits: Limits {
-            max_body_bytes: args.max_body_bytes,
-            read_timeout: Duration::from_secs(args.read_timeout_s),
-            upstream_timeout,
-        },
+        limits,
         in_flight: Arc::new(tokio::sync::Semaphore::new(args.max_in_flight.max(1))),
         metrics,
     });

@@ -58,9 +58,9 @@ impl Routes {
         account: &str,
         store: &Store,
         overrides: &Overrides,
-        timeout: Duration,
-        max_judged: usize,
+        limits: &super::Limits,
     ) -> anyhow::Result<Self> {
+        let (timeout, max_judged) = (limits.upstream_timeout, limits.max_judged_body_bytes);
         let upstream = upstream
             .map(|u| {
                 let u = u.trim_end_matches('/');
