@@ -42,11 +42,21 @@ pub(crate) fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
 
 fn file(name: &str) -> Response<Body> {
     let Some((_, media, text)) = FILES.iter().find(|(n, _, _)| *n == name) else {
-        let mut r = Response::new(Body::from(format!("no file {name:?} in the dashboard")));
+        // The name asked for is not echoed: a 404 is no place to reflect a request.
+        let mut r = served(
+            Body::from("no such file in the dashboard\n"),
+            "text/plain; charset=utf-8",
+        );
         *r.status_mut() = StatusCode::NOT_FOUND;
         return r;
     };
-    let mut r = Response::new(Body::from(*text));
+    served(Body::from(*text), media)
+}
+
+/// `body` with the headers of every answer of the dashboard's: its media type, no caching
+/// without revalidation, no sniffing, the content security policy.
+fn served(body: Body, media: &'static str) -> Response<Body> {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

@@ -56,6 +56,18 @@ async fn the_page_is_embedded_and_served_without_the_token_under_a_strict_policy
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    // Plain text under the same policy as the files, the name asked for not echoed.
+    let r = c
+        .get(format!("{}/ui/%3Cscript%3Ealert(1)%3C%2Fscript%3E", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert!(r.headers().contains_key("content-security-policy"));
+    let body = r.text().await.unwrap();
+    assert!(!body.contains("script") && !body.contains('<'), "{body}");
 }
 
 #[tokio::test]

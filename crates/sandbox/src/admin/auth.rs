@@ -55,10 +55,22 @@ fn authorized(state: &AppState, headers: &http::HeaderMap) -> bool {
     state.tenants.admin_matches(token)
 }
 
-/// Lets a management request in, or answers why not: a client address whose failed logins are
-/// spent is refused (429, `Retry-After`) before its token is even compared, so guessing costs
-/// time whatever is guessed; a wrong or missing token is a 401 and spends one failure.
+/// Lets a management request in, or answers why not: a request without `Authorization` is a
+/// 401; one with a token from a client address whose failed logins are spent is refused (429,
+/// `Retry-After`) before its token is even compared, so guessing costs time whatever is
+/// guessed; a wrong token is a 401 and spends one failure.
 pub(crate) fn login<B>(state: &AppState, req: &http::Request<B>) -> Option<Response<Body>> {
+    let unauthorized = || {
+        problem(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized",
+            "send the admin token as `Authorization: Bearer TOKEN`",
+        )
+    };
+    // No credential at all is no guess: nothing is compared, nothing is spent.
+    if !req.headers().contains_key(http::header::AUTHORIZATION) {
+        return Some(unauthorized());
+    }
     let (who, fq) = failed_logins(req, state.admin_quota);
     let spent = state.admin_limiter.peek(&who, &fq);
     if !spent.allowed {
@@ -77,11 +89,7 @@ pub(crate) fn login<B>(state: &AppState, req: &http::Request<B>) -> Option<Respo
         return None;
     }
     let _ = state.admin_limiter.acquire(&who, &fq, 1);
-    Some(problem(
-        StatusCode::UNAUTHORIZED,
-        "Unauthorized",
-        "send the admin token as `Authorization: Bearer TOKEN`",
-    ))
+    Some(unauthorized())
 }
 
 /// Runs a management request in step with the other instances on the same Redis, if any: a
