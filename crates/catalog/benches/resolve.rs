@@ -6,6 +6,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use apistend_catalog::definition::Definitions;
 use apistend_catalog::{Catalog, Method, ServiceId};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -43,6 +44,47 @@ fn bench(c: &mut Criterion) {
             }
         });
     });
+    group.finish();
+    templated_100k(c);
+}
+
+/// A service of 100 000 templated operations (`GET /r{i}/items/{id}`): the first, the last and
+/// an unknown path must resolve within 2× of one another — the trie's work follows the path,
+/// not the number of templates.
+fn templated_100k(c: &mut Criterion) {
+    const N: usize = 100_000;
+    let mut text = String::from(
+        "id = \"many\"\nprefix = \"/many\"\ncredentials = [\"bearer_token\"]\nerrors = \"template\"\n\
+         answers = \"fixtures\"\nfallback_groups = [\"key\"]\n[rejection]\nstatus = 429\n\
+         content_type = \"application/json\"\n[[groups]]\nid = \"key\"\n\
+         quota = { count = 10, period_ms = 1000 }\n[error_templates.default]\nbody = '{}'\n",
+    );
+    for i in 0..N {
+        text.push_str(&format!(
+            "[[operations]]\nmethod = \"GET\"\npaths = [\"/r{i}/items/{{id}}\"]\ngroups = [\"key\"]\n\
+             answer = {{ body = '{{}}' }}\n"
+        ));
+    }
+    let defs = Definitions::builtin()
+        .with_file("many.toml".into(), text)
+        .unwrap();
+    let catalog = Catalog::load(&defs, None).unwrap();
+    let id = catalog.service_id("many").unwrap();
+    let mut group = c.benchmark_group("resolve_100k_templates");
+    for (name, path, found) in [
+        ("first", "/r0/items/42".to_owned(), true),
+        ("last", format!("/r{}/items/42", N - 1), true),
+        ("unknown", "/nowhere/items/42".to_owned(), false),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let hit = catalog
+                    .resolve(id, Method::Get, black_box(&path), None)
+                    .unwrap();
+                assert_eq!(hit.operation.is_some(), found);
+            });
+        });
+    }
     group.finish();
 }
 
