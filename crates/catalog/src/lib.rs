@@ -50,6 +50,11 @@ pub use repeat::{READ_WORDS, repeatable, repeatable_by_rule};
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
 
 use definition::Definitions;
+
+/// Path prefixes the sandbox answers itself (the management API, metrics, health, the
+/// dashboard), which no service definition may take: refused when a definition is loaded, by
+/// every command alike.
+pub const RESERVED_PREFIXES: [&str; 5] = ["/api", "/metrics", "/healthz", "/readyz", "/ui"];
 use resolve::Resolver;
 
 /// Every service and its limits, with a resolver per service.

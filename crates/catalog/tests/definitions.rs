@@ -411,3 +411,74 @@ fn the_worked_example_of_docs_services_md_loads() {
     let r = c.resolve(id, Method::Post, "/v1/orders", None).unwrap();
     assert_eq!(r.operation.unwrap().fixture.as_ref().unwrap().status, 201);
 }
+
+/// Path templates are checked (whole-segment parameters, no query, no dot segments), an
+/// operation defined twice is refused with both places, and so are a prefix of the sandbox's
+/// own routes and two user files of one service; a user's file replacing a built-in stays.
+#[test]
+fn bad_templates_duplicates_reserved_prefixes_and_two_files_of_one_id_are_refused() {
+    let base = ozon_as("mine", "/mine");
+    let with_op = |method: &str, path: &str| {
+        format!(
+            "{base}\n[[operations]]\nmethod = \"{method}\"\npaths = [\"{path}\"]\ngroups = [\"client\"]\n"
+        )
+    };
+    for (path, says) in [
+        ("/x/{a", "unbalanced"),
+        ("/x/{}", "without a name"),
+        ("/x/{a}{b}", "one whole parameter"),
+        ("/x?y=1", "query"),
+        ("/../v1/orders", "dot segment"),
+        ("/./v1", "dot segment"),
+    ] {
+        let (line, field, reason) = refused(&with_op("GET", path));
+        assert!(field.ends_with(".paths"), "{path}: {field}");
+        assert!(reason.contains(says), "{path}: {reason}");
+        assert!(line > 1, "{path}: line {line}");
+    }
+    // Ozon's file has `POST /v3/product/list`; a second one, whatever its parameters are called.
+    let (line, field, reason) = refused(&with_op("POST", "/v3/product/list"));
+    assert!(
+        reason.contains("defined twice") && reason.contains("operations[0]"),
+        "{reason}"
+    );
+    assert!(field.ends_with(".paths") && line > 1, "{field} {line}");
+    let twice = format!(
+        "{}[[operations]]\nmethod = \"GET\"\npaths = [\"/v9/{{b}}/x\"]\ngroups = [\"client\"]\n",
+        with_op("GET", "/v9/{a}/x")
+    );
+    let (_, _, reason) = refused(&twice);
+    assert!(reason.contains("defined twice"), "{reason}");
+    // The sandbox's own routes, for every command that loads definitions.
+    let (_, field, reason) = refused(&ozon_as("mine", "/api"));
+    assert_eq!(field, "prefix");
+    assert!(reason.contains("sandbox's own routes"), "{reason}");
+
+    // Two user files of one id: refused, naming both; one replacing a built-in: kept.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.toml"), ozon_as("ozon", "/ozon")).unwrap();
+    let replaced = Definitions::builtin().with_dir(dir.path()).unwrap();
+    assert!(Catalog::load(&replaced, None).is_ok());
+    std::fs::write(dir.path().join("b.toml"), ozon_as("ozon", "/ozon")).unwrap();
+    match Definitions::builtin().with_dir(dir.path()) {
+        Err(CatalogError::Definition {
+            file,
+            field,
+            reason,
+            ..
+        }) => {
+            assert!(file.ends_with("b.toml"), "{file}");
+            assert_eq!(field, "id");
+            assert!(reason.contains("a.toml"), "{reason}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A built-in file is named by its service's id (what `Definitions` knows without parsing it).
+#[test]
+fn builtin_files_are_named_by_their_ids() {
+    for (file, parsed) in BUILTIN.iter().zip(Definitions::builtin().parse().unwrap()) {
+        assert_eq!(file.0, format!("{}.toml", parsed.id.get_ref()));
+    }
+}

@@ -68,9 +68,6 @@ pub mod fuzzing {
     }
 }
 
-/// Path prefixes the sandbox answers itself, which no service definition may take.
-const RESERVED_PREFIXES: [&str; 5] = ["/api", "/metrics", "/healthz", "/readyz", "/ui"];
-
 /// The longest `X-Mock-Delay` accepted by default, in milliseconds.
 pub(crate) const DEFAULT_MAX_DELAY_MS: u64 = 60_000;
 
@@ -315,18 +312,7 @@ impl Sandbox {
     pub async fn new(config: SandboxConfig) -> Result<Self, SandboxError> {
         let catalog =
             Arc::new(Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?);
-        if let Some(s) = catalog
-            .services()
-            .iter()
-            .find(|s| RESERVED_PREFIXES.contains(&s.prefix))
-        {
-            return Err(SandboxError::Config(format!(
-                "service {}: prefix {} is one of the sandbox's own routes ({})",
-                s.id,
-                s.prefix,
-                RESERVED_PREFIXES.join(", ")
-            )));
-        }
+        // The catalog refuses a prefix of the sandbox's own routes (`RESERVED_PREFIXES`).
         let store = match &config.redis {
             Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
             None => Store::from(MemoryStore::new()),

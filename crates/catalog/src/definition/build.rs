@@ -38,6 +38,16 @@ impl Source<'_> {
         self.text.get(..end).map_or(0, |t| t.matches('\n').count()) + 1
     }
 
+    /// The error of `field` at `span`, for callers outside this file.
+    pub(crate) fn error_at(
+        &self,
+        span: Range<usize>,
+        field: &str,
+        reason: impl Into<String>,
+    ) -> CatalogError {
+        self.err(span, field, reason)
+    }
+
     fn err(&self, span: Range<usize>, field: &str, reason: impl Into<String>) -> CatalogError {
         CatalogError::Definition {
             file: self.file.to_owned(),
@@ -83,6 +93,16 @@ pub(crate) fn build(
             file.prefix.span(),
             "prefix",
             format!("{prefix:?}: a prefix is one path segment such as \"/wb\": '/' then letters, digits, '-', '_' or '.'"),
+        ));
+    }
+    if crate::RESERVED_PREFIXES.contains(&prefix.as_str()) {
+        return Err(src.err(
+            file.prefix.span(),
+            "prefix",
+            format!(
+                "prefix {prefix} is one of the sandbox's own routes ({})",
+                crate::RESERVED_PREFIXES.join(", ")
+            ),
         ));
     }
     let status = *file.rejection.status.get_ref();
@@ -169,6 +189,8 @@ pub(crate) fn build(
         op.cost = service_cost.clone();
         op.cost.extend(own);
     }
+    // Each (method, template shape) once: the first definition's place, for the error.
+    let mut seen: BTreeMap<(Method, String), (String, usize)> = BTreeMap::new();
     for (i, o) in file.operations.iter().enumerate() {
         let field = format!("operations[{i}]");
         let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
@@ -221,11 +243,20 @@ pub(crate) fn build(
             ));
         }
         for path in &o.paths {
-            if !path.starts_with('/') {
+            super::template::check(path)
+                .map_err(|why| src.err(o.method.span(), &format!("{field}.paths"), why))?;
+            let line = src.line(o.method.span());
+            if let Some((first, first_line)) = seen.insert(
+                (method, super::template::shape(path)),
+                (field.clone(), line),
+            ) {
                 return Err(src.err(
                     o.method.span(),
                     &format!("{field}.paths"),
-                    format!("{path:?}: a path template starts with '/'"),
+                    format!(
+                        "{} {path:?} is defined twice: here and at {first} (line {first_line})",
+                        method.as_str()
+                    ),
                 ));
             }
             operations.push(Operation {

@@ -5,6 +5,7 @@
 mod build;
 mod file;
 mod generated;
+mod template;
 
 use std::path::Path;
 
@@ -57,6 +58,9 @@ pub fn builtin_text(file: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, Default)]
 pub struct Definitions {
     files: Vec<(String, String)>,
+    /// Each file's service id, and whether the file is a built-in (which a user's file may
+    /// replace): read once, when the file is added.
+    ids: Vec<(String, bool)>,
 }
 
 impl Definitions {
@@ -67,6 +71,11 @@ impl Definitions {
             files: BUILTIN
                 .iter()
                 .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+                .collect(),
+            // A built-in file is named by its id (`tests/definitions.rs` checks it).
+            ids: BUILTIN
+                .iter()
+                .map(|(n, _)| (n.trim_end_matches(".toml").to_owned(), true))
                 .collect(),
         }
     }
@@ -99,30 +108,39 @@ impl Definitions {
         Ok(self)
     }
 
-    /// Adds one definition text; `name` is what its errors call it.
+    /// Adds one definition text; `name` is what its errors call it. A file whose `id` is a
+    /// built-in's replaces it in place; one whose `id` is another added file's is refused.
     ///
     /// # Errors
-    /// As [`Definitions::with_dir`].
+    /// As [`Definitions::with_dir`], and a second added file of one id (naming both files).
     pub fn with_file(mut self, name: String, text: String) -> Result<Self, CatalogError> {
-        let id = Source {
+        let source = Source {
             file: &name,
             text: &text,
-        }
-        .parse()?
-        .id
-        .into_inner();
-        let same = |(n, t): &(String, String)| {
-            Source { file: n, text: t }
-                .parse()
-                .is_ok_and(|f| *f.id.get_ref() == id)
         };
-        match self.files.iter().position(same) {
+        let parsed = source.parse()?;
+        let id = parsed.id.get_ref().clone();
+        match self.ids.iter().position(|(known, _)| *known == id) {
             Some(i) => {
+                if let Some((_, false)) = self.ids.get(i) {
+                    let other = self.files.get(i).map_or("", |(n, _)| n.as_str());
+                    return Err(source.error_at(
+                        parsed.id.span(),
+                        "id",
+                        format!("{id:?} is also the id of {other}: two files of one service"),
+                    ));
+                }
                 if let Some(slot) = self.files.get_mut(i) {
                     *slot = (name, text);
                 }
+                if let Some(slot) = self.ids.get_mut(i) {
+                    *slot = (id, false);
+                }
             }
-            None => self.files.push((name, text)),
+            None => {
+                self.files.push((name, text));
+                self.ids.push((id, false));
+            }
         }
         Ok(self)
     }
