@@ -500,7 +500,7 @@ impl Sandbox {
 
 /// The router's fallback: everything but the management routes.
 async fn dispatch(State(state): State<Arc<AppState>>, req: Request<Body>) -> Response<Body> {
-    let target = intercept::target(&state.catalog, req.uri(), req.headers());
+    let target = intercept::target(&state.catalog, req.uri(), req.headers(), None);
     answer(state, req, target, server::Surface::Sandbox).await
 }
 

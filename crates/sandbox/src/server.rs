@@ -34,6 +34,8 @@ pub(crate) struct Server {
     admin: hyper_util::service::TowerToHyperService<Router>,
     /// The plain listener's address, for answers that point to it.
     pub(crate) plain_addr: String,
+    /// Its port: an absolute-form request to a loopback address names the sandbox only there.
+    plain_port: u16,
     /// Where a passthrough tunnel may go (never to these listeners).
     pub(crate) egress: intercept::egress::Egress,
     drain: drain::Watch,
@@ -65,6 +67,7 @@ impl Server {
             state,
             admin: hyper_util::service::TowerToHyperService::new(admin),
             plain_addr: http.local_addr()?.to_string(),
+            plain_port: http.local_addr()?.port(),
             egress,
             drain: watch,
         });
@@ -197,7 +200,8 @@ impl Server {
             ));
         }
         let state = Arc::clone(&self.state);
-        let target = intercept::target(&state.catalog, req.uri(), req.headers());
+        let own_port = (surface == Surface::Sandbox).then_some(self.plain_port);
+        let target = intercept::target(&state.catalog, req.uri(), req.headers(), own_port);
         if surface == Surface::Sandbox && target == Target::Prefix && own_route(req.uri().path()) {
             let (admin, limits) = (self.admin.clone(), state.limits);
             if let Some(ip) = peer {

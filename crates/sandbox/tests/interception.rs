@@ -448,6 +448,26 @@ async fn absolute_form_requests_are_emulated_by_their_authority() {
     )
     .await;
     assert_eq!(status(&answer), 502, "{answer}");
+    // Nor another local port (a Redis beside the sandbox); the sandbox's own port is itself.
+    let stream = TcpStream::connect(plain_addr(&server)).await.unwrap();
+    let answer = exchange(
+        stream,
+        "GET http://127.0.0.1:6379/ HTTP/1.1\r\nHost: 127.0.0.1:6379",
+        "",
+    )
+    .await;
+    assert_eq!(status(&answer), 502, "{answer}");
+    let stream = TcpStream::connect(plain_addr(&server)).await.unwrap();
+    let answer = exchange(
+        stream,
+        &format!(
+            "GET http://{0}/healthz HTTP/1.1\r\nHost: {0}",
+            plain_addr(&server)
+        ),
+        "",
+    )
+    .await;
+    assert_eq!(status(&answer), 200, "{answer}");
     // A Host header alone routes too (a hosts-file entry pointing the name at the sandbox).
     let stream = TcpStream::connect(plain_addr(&server)).await.unwrap();
     let answer = exchange(

@@ -29,12 +29,26 @@ pub(crate) enum Target {
 
 /// The target of a request with `uri` and `headers`. An absolute-form URI (a client using the
 /// sandbox as its HTTP proxy; `https://` ones too, as axios sends them) decides by its
-/// authority, as RFC 9112 §3.2.2 says; otherwise the `Host` header does.
-pub(crate) fn target(catalog: &Catalog, uri: &Uri, headers: &HeaderMap) -> Target {
+/// authority, as RFC 9112 §3.2.2 says; otherwise the `Host` header does. An absolute-form URI
+/// to a loopback address names the sandbox itself only on `own_port` (the plain listener's,
+/// when known): another local port is another program, never reached through the sandbox.
+pub(crate) fn target(
+    catalog: &Catalog,
+    uri: &Uri,
+    headers: &HeaderMap,
+    own_port: Option<u16>,
+) -> Target {
     if let Some(authority) = uri.authority() {
         let name = authority.host();
         if is_loopback(name) {
-            return Target::Prefix;
+            let port = authority
+                .port_u16()
+                .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+            return if own_port.is_none_or(|own| own == port) {
+                Target::Prefix
+            } else {
+                Target::Elsewhere(authority.as_str().to_owned())
+            };
         }
         return match catalog.by_hostname(name) {
             Some(s) => Target::Service {
@@ -104,7 +118,20 @@ mod tests {
         if let Some(h) = host {
             headers.insert(http::header::HOST, h.parse().unwrap());
         }
-        target(&catalog, &uri.parse().unwrap(), &headers)
+        target(&catalog, &uri.parse().unwrap(), &headers, Some(8080))
+    }
+
+    #[test]
+    fn absolute_form_to_another_local_port_is_not_the_sandbox() {
+        assert_eq!(of("http://127.0.0.1:8080/wb/ping", None), Target::Prefix);
+        assert_eq!(
+            of("http://127.0.0.1:6379/", None),
+            Target::Elsewhere("127.0.0.1:6379".into())
+        );
+        assert_eq!(
+            of("http://localhost/x", None),
+            Target::Elsewhere("localhost".into())
+        );
     }
 
     #[test]

@@ -117,6 +117,9 @@ fn read(file: &Path, max_delay_ms: u64) -> Result<DataFile, SandboxError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DataFile::default()),
         Err(e) => return Err(invalid(format!("cannot be read: {e}"))),
     };
+    if let Some(newer) = DataFile::newer(&text) {
+        return Err(invalid(newer));
+    }
     let data: DataFile = serde_json::from_str(&text)
         .map_err(|e| invalid(format!("not a valid APIStend data file: {e}")))?;
     data.check(max_delay_ms).map_err(invalid)?;

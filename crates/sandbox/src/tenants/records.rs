@@ -220,7 +220,25 @@ pub(crate) struct DataFile {
     pub(crate) deleted: Vec<Tombstone>,
 }
 
+/// A data file's version, read alone: a newer version's file is named as such before its new
+/// fields are called unknown.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: Option<u32>,
+}
+
 impl DataFile {
+    /// Why `text` cannot be read by this version, if it is a newer version's file (whatever
+    /// else it holds).
+    pub(crate) fn newer(text: &str) -> Option<String> {
+        let version = serde_json::from_str::<VersionOnly>(text).ok()?.version?;
+        (version > DATA_VERSION).then(|| {
+            format!(
+                "version: {version} was written by a newer APIStend (this one reads up to {DATA_VERSION})"
+            )
+        })
+    }
+
     /// Checks the version and every value, naming the first wrong field.
     pub(crate) fn check(&self, max_delay_ms: u64) -> Result<(), String> {
         if self.version > DATA_VERSION {

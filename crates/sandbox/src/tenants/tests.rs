@@ -178,6 +178,11 @@ fn a_newer_unknown_or_invalid_file_is_refused_naming_the_field_and_left_untouche
             r#"{"version": 3, "sandboxes": []}"#.to_owned(),
             "version: 3",
         ),
+        // A newer file with new fields is named as newer, not as unknown fields.
+        (
+            r#"{"version": 3, "sandboxes": [], "journal": {"max": 5}}"#.to_owned(),
+            "written by a newer APIStend",
+        ),
         (sandbox(r#", "colour": "red""#), "unknown field `colour`"),
         (
             sandbox(
