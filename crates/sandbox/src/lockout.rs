@@ -51,8 +51,15 @@ impl Lockouts {
         }
     }
 
-    /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so.
-    pub(crate) fn rejected(&self, service: ServiceId, owner: &str, rule: &Lockout, now: f64) {
+    /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so, and then says
+    /// so (`true`).
+    pub(crate) fn rejected(
+        &self,
+        service: ServiceId,
+        owner: &str,
+        rule: &Lockout,
+        now: f64,
+    ) -> bool {
         let mut services = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
         let owners = services.entry(service).or_default();
         if owners.len() >= MAX_OWNERS {
@@ -70,7 +77,9 @@ impl Lockouts {
         if e.rejections.len() >= usize::try_from(rule.after).unwrap_or(usize::MAX) {
             e.until = now + f64::from(rule.for_secs);
             e.rejections.clear();
+            return true;
         }
+        false
     }
 }
 
@@ -96,9 +105,9 @@ mod tests {
         assert!(!l.locked(id, "other", 11.1), "per owner");
         assert!(l.locked(id, "k", 70.9));
         assert!(!l.locked(id, "k", 71.1), "for 60 s");
-        l.rejected(id, "k", &rule, 80.0);
-        l.rejected(id, "k", &rule, 80.5);
-        l.rejected(id, "k", &rule, 81.0);
+        assert!(!l.rejected(id, "k", &rule, 80.0));
+        assert!(!l.rejected(id, "k", &rule, 80.5));
+        assert!(l.rejected(id, "k", &rule, 81.0), "this one locks");
         assert_eq!(l.locked_for(id, "k", 91.0), Some(50.0));
         l.clear(id, "k");
         assert!(!l.locked(id, "k", 91.0), "cleared");

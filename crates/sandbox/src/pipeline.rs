@@ -437,7 +437,9 @@ async fn handle_inner(
     seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
         if let Some(rule) = &service.lockout {
-            state.lockouts.rejected(id, &owner.key, rule, started);
+            if state.lockouts.rejected(id, &owner.key, rule, started) {
+                state.metrics.lockout(id);
+            }
         }
         return rejection(service, &decision, &quota, &meta.ctx(limit)).into_response();
     }

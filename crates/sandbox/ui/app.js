@@ -281,7 +281,8 @@ function onBuckets(d) {
       el("td", {}, `${b.service} / ${b.group}`),
       el("td", {}, bar(share)),
       el("td", {}, canvas),
-      el("td", { class: "num" }, `${b.remaining} / ${b.limit}`, b.retry_after_ms ? el("small", {}, ` next in ${b.retry_after_ms} ms`) : ""),
+      el("td", { class: "num" }, `${b.remaining} / ${b.limit}`, b.retry_after_ms ? el("small", {}, ` next in ${b.retry_after_ms} ms`) : "",
+        b.locked_for_ms ? el("strong", { class: "locked", title: "locked out after repeated rejections; reset clears it" }, ` locked ${Math.ceil(b.locked_for_ms / 1000)} s`) : ""),
       el("td", {}, el("button", { class: "quiet", title: "refill this bucket", onclick: () => resetBuckets({ key: b.key, service: b.service, group: b.group }) }, "reset")),
     );
   });

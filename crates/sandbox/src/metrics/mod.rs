@@ -97,6 +97,10 @@ impl Metrics {
                 "Rate-limit store failures seen by the pipeline.",
             ),
             (
+                "apistend_lockouts_total",
+                "Owners locked out after repeated rejections (amoCRM's 403), by service.",
+            ),
+            (
                 "apistend_store_fallback_decisions_total",
                 "Decisions taken locally because Redis did not answer.",
             ),
@@ -189,6 +193,15 @@ impl Metrics {
             })
             .increment(1);
         }
+    }
+
+    /// An owner of service `id` was locked out. Rare: the handle is looked up each time.
+    pub(crate) fn lockout(&self, id: ServiceId) {
+        self.counter(
+            "apistend_lockouts_total",
+            vec![Label::new("service", id.to_string())],
+        )
+        .increment(1);
     }
 
     pub(crate) fn scenario(&self, id: ServiceId, name: &str) {
