@@ -4,7 +4,7 @@
 
 Logs in (a wrong token first), makes a sandbox, sets its Bitrix24 limit from the page, sees the
 bucket fall after requests, a refusal with the answer that was sent, the bucket refill, and
-resets it with the page's button. With SCREENSHOT_DIR, saves what a person sees there.
+resets it with the page's button; sees an amoCRM key's lockout on its row, cleared by the reset. With SCREENSHOT_DIR, saves what a person sees there.
 Exits non-zero with a message at the first expectation that fails.
 """
 
@@ -133,6 +133,24 @@ with sync_playwright() as p:
     # Within 6 s: a refill from 1 to 4 takes 9 s, so only the reset can show it full this soon
     # (and 6 s leaves the feed's tick room on a loaded machine).
     wait_for(page, "the bucket reset to full", lambda r, lim: r == lim, seconds=6)
+
+    # An amoCRM integration that keeps hammering is locked out: the page says so on its bucket's
+    # row, and the reset clears it.
+    with httpx.Client(base_url=base, timeout=10) as c:
+        for _ in range(30):
+            c.get("/amocrm/api/v4/leads", headers={"Authorization": f"Bearer {key}", "X-Mock-Delay": "0"})
+        if c.get("/amocrm/api/v4/leads", headers={"Authorization": f"Bearer {key}", "X-Mock-Delay": "0"}).status_code != 403:
+            raise SystemExit("the amoCRM key was not locked out")
+    page.select_option("#f-service", "amocrm")
+    locked = page.locator(f'tr[data-bucket="{key}|amocrm|integration"] .locked')
+    expect(locked).to_contain_text("locked", timeout=10_000)
+    page.click("#reset-all")
+    expect(locked).to_have_count(0, timeout=10_000)
+    with httpx.Client(base_url=base, timeout=10) as c:
+        r = c.get("/amocrm/api/v4/leads", headers={"Authorization": f"Bearer {key}", "X-Mock-Delay": "0"})
+        if r.status_code != 200:
+            raise SystemExit(f"the reset did not clear the lockout: {r.status_code}")
+    page.select_option("#f-service", "b24")
 
     # The defaults form keeps what it does not show.
     page.fill("#s-latency", "0")
