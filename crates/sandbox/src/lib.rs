@@ -231,7 +231,9 @@ pub(crate) struct AppState {
     /// The operating-time budget of each service whose definition has one (Bitrix24's).
     pub(crate) operating: Vec<(ServiceId, operating::Operating)>,
     /// Owners locked out after repeated rejections, for services whose definition says so.
-    pub(crate) lockouts: lockout::Lockouts,
+    pub(crate) lockouts: Arc<lockout::Lockouts>,
+    /// With Redis: lockouts counted across instances.
+    pub(crate) shared_lockouts: Option<Arc<lockout::shared::SharedLockouts>>,
     /// The dashboard's live feeds.
     pub(crate) watch: watch::Watch,
     pub(crate) limits: Limits,
@@ -349,6 +351,12 @@ impl Sandbox {
             s.publish(&tenants).await;
             s.follow(tenants.clone());
         }
+        let lockouts = Arc::new(lockout::Lockouts::default());
+        let shared_lockouts = sync.as_ref().map(|s| {
+            let shared = Arc::new(lockout::shared::SharedLockouts::new(s.connection()));
+            shared.follow(&lockouts, Arc::clone(&catalog));
+            shared
+        });
         let app_token = record
             .b24_apps
             .first()
@@ -393,7 +401,8 @@ impl Sandbox {
             tenants,
             answers,
             operating,
-            lockouts: lockout::Lockouts::default(),
+            lockouts,
+            shared_lockouts,
             watch: watch::Watch::default(),
             limits: Limits {
                 max_delay_ms: config.max_delay_ms,

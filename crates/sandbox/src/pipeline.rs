@@ -436,10 +436,10 @@ async fn handle_inner(
     let limit = decision.limit;
     seen.fill = Some((decision.remaining, limit));
     if !decision.allowed {
-        if let Some(rule) = &service.lockout {
-            if state.lockouts.rejected(id, &owner.key, rule, started) {
-                state.metrics.lockout(id);
-            }
+        if let Some(rule) = &service.lockout
+            && crate::lockout::count_rejection(state, id, &owner.key, rule, started).await
+        {
+            state.metrics.lockout(id);
         }
         return rejection(service, &decision, &quota, &meta.ctx(limit)).into_response();
     }

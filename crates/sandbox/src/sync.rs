@@ -47,8 +47,9 @@ if n > 0 then seq = redis.call('INCR', KEYS[3]) end
 return {redis.call('GET', KEYS[4]), tostring(seq)}
 ";
 
+/// A connection to the instances' Redis, standalone or Cluster, every call bounded to 2 s.
 #[derive(Clone)]
-enum Conn {
+pub(crate) enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
 }
@@ -65,7 +66,7 @@ impl Conn {
             })
     }
 
-    async fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
+    pub(crate) async fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
         Self::timed(async {
             match self {
                 Conn::Single(c) => cmd.query_async(c).await,
@@ -75,7 +76,20 @@ impl Conn {
         .await
     }
 
-    async fn invoke<T: FromRedisValue>(
+    pub(crate) async fn pipeline<T: FromRedisValue>(
+        &mut self,
+        pipe: &redis::Pipeline,
+    ) -> RedisResult<T> {
+        Self::timed(async {
+            match self {
+                Conn::Single(c) => pipe.query_async(c).await,
+                Conn::Cluster(c) => pipe.query_async(c).await,
+            }
+        })
+        .await
+    }
+
+    pub(crate) async fn invoke<T: FromRedisValue>(
         &mut self,
         inv: &redis::ScriptInvocation<'_>,
     ) -> RedisResult<T> {
@@ -136,6 +150,11 @@ impl TenantSync {
                 None
             }
         }
+    }
+
+    /// The connection, for other state shared through the same Redis (the lockouts).
+    pub(crate) fn connection(&self) -> Conn {
+        self.conn.clone()
     }
 
     fn seen(&self) -> Seen {

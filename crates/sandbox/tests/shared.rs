@@ -472,3 +472,89 @@ async fn a_cluster_failover_loses_no_sandbox() {
         "{na:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lockout_is_counted_and_met_across_instances() {
+    let Some(redis) = RedisServer::start("a_lockout_is_counted_and_met_across_instances") else {
+        return;
+    };
+    lockouts_are_shared(redis.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lockout_is_shared_on_a_redis_cluster() {
+    let Some(cluster) = RedisCluster::start("a_lockout_is_shared_on_a_redis_cluster") else {
+        return;
+    };
+    lockouts_are_shared(cluster.url()).await;
+}
+
+/// amoCRM's lockout (20 rejections within 60 s) behind two instances: rejections on both count
+/// towards one lockout, both then answer 403, and a reset on one clears it for both — as one
+/// production service would behave behind its load balancer.
+async fn lockouts_are_shared(url: String) {
+    let tune =
+        |c: apistend_sandbox::SandboxConfig| c.with_redis(url.clone()).with_admin_token(ADMIN);
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    let leads = async |base: &str| {
+        c.get(format!("{base}/amocrm/api/v4/leads"))
+            .bearer_auth("test-key")
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    // 7 allowed, then rejections alternating between the instances: 10 on each. Counted per
+    // instance, neither would reach 20.
+    let mut statuses = Vec::new();
+    for i in 0..27 {
+        statuses.push(leads(if i % 2 == 0 { &a.base } else { &b.base }).await);
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        7,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        20,
+        "{statuses:?}"
+    );
+    eventually("both instances answer 403", async || {
+        leads(&a.base).await == 403 && leads(&b.base).await == 403
+    })
+    .await;
+    // A reset on one clears it on both.
+    let sandboxes = list(&c, &a.base).await;
+    let id = sandboxes
+        .iter()
+        .find(|s| {
+            s["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k == "test-key")
+        })
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = c
+        .post(format!(
+            "{}/api/v1/sandboxes/{id}/buckets/reset?service=amocrm",
+            a.base
+        ))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    eventually("both instances answer again", async || {
+        leads(&a.base).await == 200 && leads(&b.base).await == 200
+    })
+    .await;
+}

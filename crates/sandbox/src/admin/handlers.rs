@@ -579,11 +579,21 @@ pub(super) async fn reset(
     let Some(s) = state.tenants.get(&id) else {
         return not_found(&id);
     };
+    let mut locked_owners = std::collections::BTreeSet::new();
     for b in buckets_of(&state, &s, &f) {
         if let Err(e) = state.store.reset(&b.bucket).await {
             return ApiError::Unavailable(e.to_string()).into_response();
         }
-        state.lockouts.clear(b.service, &b.key);
+        if state
+            .catalog
+            .service(b.service)
+            .is_some_and(|svc| svc.lockout.is_some())
+        {
+            locked_owners.insert((b.service, b.key));
+        }
+    }
+    for (service, key) in locked_owners {
+        crate::lockout::clear(&state, service, &key).await;
     }
     no_content()
 }

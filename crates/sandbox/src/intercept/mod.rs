@@ -43,7 +43,11 @@ pub(crate) fn target(
         if is_loopback(name) {
             let port = authority
                 .port_u16()
-                .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+                .unwrap_or(if uri.scheme_str() == Some("https") {
+                    443
+                } else {
+                    80
+                });
             return if own_port.is_none_or(|own| own == port) {
                 Target::Prefix
             } else {

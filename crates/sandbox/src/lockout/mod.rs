@@ -1,7 +1,14 @@
 //! A definition's lockout: after `after` rejections within `within_secs`, every request of that
 //! owner gets the service's `locked` answer for `for_secs` (amoCRM's 403 for an integration
-//! that keeps violating). Kept per instance, in memory. The management API lists a lockout
-//! with its bucket (`locked_for_ms`) and a bucket reset clears it, as it clears the buckets.
+//! that keeps violating). The management API lists a lockout with its bucket
+//! (`locked_for_ms`) and a bucket reset clears it, as it clears the buckets.
+//!
+//! Each instance decides from memory (a request asks no one). With `--redis`, rejections are
+//! counted in Redis across instances and the locks they set are followed every 250 ms
+//! ([`shared`]): a client behind several instances meets one lockout, as it would in
+//! production. Without Redis, or while it is away, each instance counts its own.
+
+pub(crate) mod shared;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -19,27 +26,46 @@ struct Entry {
     until: f64,
 }
 
+/// Service → owner → until (Unix seconds): the locks every instance set, as Redis last had them.
+type Remote = HashMap<ServiceId, HashMap<String, f64>>;
+
 /// The lockouts of every service that defines one.
 #[derive(Debug, Default)]
 pub(crate) struct Lockouts {
     /// Service → owner → entry (nested so that a lookup by `&str` allocates nothing).
     owners: Mutex<HashMap<ServiceId, HashMap<String, Entry>>>,
+    /// The shared locks, replaced whole by each poll of Redis.
+    remote: Mutex<Remote>,
 }
 
 impl Lockouts {
     /// Whether `owner` of `service` is locked out at `now`.
     pub(crate) fn locked(&self, service: ServiceId, owner: &str, now: f64) -> bool {
-        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        owners
-            .get(&service)
-            .and_then(|o| o.get(owner))
-            .is_some_and(|e| e.until > now)
+        self.until(service, owner).is_some_and(|u| u > now)
+    }
+
+    /// When `owner`'s lock of `service` ends, here or as shared (the later).
+    fn until(&self, service: ServiceId, owner: &str) -> Option<f64> {
+        let local = {
+            let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+            owners
+                .get(&service)
+                .and_then(|o| o.get(owner))
+                .map(|e| e.until)
+        };
+        let remote = {
+            let remote = self.remote.lock().unwrap_or_else(PoisonError::into_inner);
+            remote.get(&service).and_then(|o| o.get(owner)).copied()
+        };
+        match (local, remote) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// How long `owner` of `service` stays locked out after `now`, in seconds, if it is.
     pub(crate) fn locked_for(&self, service: ServiceId, owner: &str, now: f64) -> Option<f64> {
-        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        let until = owners.get(&service)?.get(owner)?.until;
+        let until = self.until(service, owner)?;
         (until > now).then_some(until - now)
     }
 
@@ -49,6 +75,25 @@ impl Lockouts {
         if let Some(o) = owners.get_mut(&service) {
             o.remove(owner);
         }
+        drop(owners);
+        let mut remote = self.remote.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(o) = remote.get_mut(&service) {
+            o.remove(owner);
+        }
+    }
+
+    /// Takes the locks Redis holds now in place of the last ones.
+    pub(crate) fn follow(&self, shared: Remote) {
+        *self.remote.lock().unwrap_or_else(PoisonError::into_inner) = shared;
+    }
+
+    /// Notes a lock the shared count set, until the next poll brings it.
+    pub(crate) fn adopt(&self, service: ServiceId, owner: &str, until: f64) {
+        let mut remote = self.remote.lock().unwrap_or_else(PoisonError::into_inner);
+        remote
+            .entry(service)
+            .or_default()
+            .insert(owner.to_owned(), until);
     }
 
     /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so, and then says
@@ -80,6 +125,40 @@ impl Lockouts {
             return true;
         }
         false
+    }
+}
+
+/// Counts a rejection of `owner` of `service` at `now`, across instances when they share a
+/// Redis (locally while it is away); whether it locked the owner out.
+pub(crate) async fn count_rejection(
+    state: &crate::AppState,
+    service: ServiceId,
+    owner: &str,
+    rule: &Lockout,
+    now: f64,
+) -> bool {
+    if let Some(shared) = &state.shared_lockouts {
+        match shared.rejected(service, owner, rule, now).await {
+            Ok(Some((until, set_now))) => {
+                state.lockouts.adopt(service, owner, until);
+                return set_now;
+            }
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::debug!(error = %e, "counting the rejection here: Redis did not answer");
+            }
+        }
+    }
+    state.lockouts.rejected(service, owner, rule, now)
+}
+
+/// Clears `owner`'s lockout of `service` here and, with Redis, for every instance.
+pub(crate) async fn clear(state: &crate::AppState, service: ServiceId, owner: &str) {
+    state.lockouts.clear(service, owner);
+    if let Some(shared) = &state.shared_lockouts
+        && let Err(e) = shared.clear(service, owner).await
+    {
+        tracing::warn!(error = %e, "could not clear the shared lockout; it ends when it ends");
     }
 }
 
