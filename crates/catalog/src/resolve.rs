@@ -40,10 +40,16 @@ impl Resolver {
     pub(crate) fn new(ops: &[Operation]) -> Self {
         let mut r = Resolver::default();
         for (i, op) in ops.iter().enumerate() {
-            if op.path.contains('{') {
+            // As a request's path is taken: without a trailing '/'.
+            let path = if op.path.len() > 1 {
+                op.path.trim_end_matches('/')
+            } else {
+                op.path.as_str()
+            };
+            if path.contains('{') {
                 let mut node = &mut r.templates;
                 let mut literals = 0;
-                for s in op.path.split('/') {
+                for s in path.split('/') {
                     node = if s.starts_with('{') && s.ends_with('}') {
                         node.param.get_or_insert_with(Box::default)
                     } else {
@@ -59,7 +65,7 @@ impl Resolver {
                 });
             } else {
                 r.exact
-                    .entry(op.path.clone())
+                    .entry(path.to_owned())
                     .or_default()
                     .push((op.method, op.host.clone(), i));
             }
@@ -225,6 +231,8 @@ mod tests {
             op(Method::Post, "/a/{x}", None),
             op(Method::Get, "/v2/{id}/items", None),
             op(Method::Get, "/v2/acts/items", None),
+            op(Method::Get, "/trailing/", None),
+            op(Method::Get, "/t/{id}/", None),
         ];
         let r = Resolver::new(&ops);
         let paths = [
@@ -257,5 +265,9 @@ mod tests {
             "more literals win"
         );
         assert_eq!(r.resolve(Method::Get, "/a/q/c", Some("two")), Some(4));
+        // A template written with a trailing '/' is found with or without one.
+        assert_eq!(r.resolve(Method::Get, "/trailing", None), Some(8));
+        assert_eq!(r.resolve(Method::Get, "/trailing/", None), Some(8));
+        assert_eq!(r.resolve(Method::Get, "/t/5/", None), Some(9));
     }
 }
