@@ -11,6 +11,7 @@ use apistend_catalog::{Catalog, Method, ServiceId};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
+    builtin(c);
     let catalog = Catalog::builtin().unwrap();
     // Every WB operation, with its parameters filled in as a client would.
     let requests: Vec<(Method, String)> = catalog
@@ -46,6 +47,23 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
     templated_100k(c);
+}
+
+/// `Catalog::builtin()`: the first call of a process parses every definition (measured once,
+/// printed); later calls share that catalog.
+fn builtin(c: &mut Criterion) {
+    let first = std::time::Instant::now();
+    let _ = Catalog::builtin().unwrap();
+    println!(
+        "Catalog::builtin(), first call of the process: {:?}",
+        first.elapsed()
+    );
+    c.bench_function("catalog_builtin_again", |b| {
+        b.iter(|| black_box(Catalog::builtin().unwrap()));
+    });
+    c.bench_function("catalog_load_builtin_definitions", |b| {
+        b.iter(|| black_box(Catalog::load(&Definitions::builtin(), None).unwrap()));
+    });
 }
 
 /// A service of 100 000 templated operations (`GET /r{i}/items/{id}`): the first, the last and

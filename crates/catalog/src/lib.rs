@@ -56,14 +56,19 @@ use definition::Definitions;
 /// every command alike.
 pub const RESERVED_PREFIXES: [&str; 5] = ["/api", "/metrics", "/healthz", "/readyz", "/ui"];
 use resolve::Resolver;
+use std::sync::{Arc, OnceLock};
 
-/// Every service and its limits, with a resolver per service.
+/// Every service and its limits, with a resolver per service. A clone shares them (three
+/// reference counts); overriding a quota copies the services once, never the routers.
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    services: Vec<Service>,
-    resolvers: Vec<Resolver>,
-    hostnames: hostnames::HostIndex,
+    services: Arc<Vec<Service>>,
+    resolvers: Arc<Vec<Resolver>>,
+    hostnames: Arc<hostnames::HostIndex>,
 }
+
+/// The built-in catalog, parsed once per process.
+static BUILTIN_CATALOG: OnceLock<Catalog> = OnceLock::new();
 
 /// What a request resolves to.
 #[derive(Debug, Clone, Copy)]
@@ -80,12 +85,17 @@ pub struct Resolved<'a> {
 
 impl Catalog {
     /// The catalog as shipped: the built-in definitions, WB's operations from the committed
-    /// import of its specs.
+    /// import of its specs. Parsed on the first call of the process; every later call is a
+    /// clone that shares it.
     ///
     /// # Errors
     /// [`CatalogError`] if an embedded file is corrupt (a build problem).
     pub fn builtin() -> Result<Self, CatalogError> {
-        Self::load(&Definitions::builtin(), None)
+        if let Some(c) = BUILTIN_CATALOG.get() {
+            return Ok(c.clone());
+        }
+        let built = Self::load(&Definitions::builtin(), None)?;
+        Ok(BUILTIN_CATALOG.get_or_init(|| built).clone())
     }
 
     /// The catalog with WB's operations taken from `file` (e.g. a user's newer import).
@@ -154,9 +164,9 @@ impl Catalog {
             .map(|s| Resolver::new(&s.operations))
             .collect();
         Self {
-            services,
-            resolvers,
-            hostnames,
+            services: Arc::new(services),
+            resolvers: Arc::new(resolvers),
+            hostnames: Arc::new(hostnames),
         }
     }
 
@@ -327,7 +337,7 @@ impl Catalog {
 
     fn service_mut(&mut self, id: ServiceId) -> Result<&mut Service, CatalogError> {
         let i = self.index(id);
-        match i.and_then(|i| self.services.get_mut(i)) {
+        match i.and_then(|i| Arc::make_mut(&mut self.services).get_mut(i)) {
             Some(s) => Ok(s),
             None => Err(CatalogError::UnknownService {
                 id: id.to_string(),
