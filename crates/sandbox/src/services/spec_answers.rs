@@ -21,8 +21,10 @@ struct SpecOp {
     /// The answer's media type when it is not JSON (`application/pdf`, `text/plain`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     media: Option<String>,
-    /// The example as sent, rendered once at load: every answer is a reference-counted copy,
-    /// not a clone and a serialisation of the example.
+    /// The example as sent: every answer is a reference-counted copy, not a clone and a
+    /// serialisation of the example. Read from an answers file, it is a view into the file's
+    /// JSON, held once, and `example` is kept as a value only where an answer needs it (a
+    /// file's text); the rest is never built into a tree (MoySklad's 10 MB of examples).
     #[serde(skip)]
     rendered: axum::body::Bytes,
     required_query: Vec<String>,
@@ -105,6 +107,32 @@ struct SpecRecord {
     op: SpecOp,
 }
 
+/// One operation in the answers file, as read: its example left as the file's own text.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecord<'a> {
+    method: String,
+    path: String,
+    status: u16,
+    #[serde(borrow)]
+    example: &'a serde_json::value::RawValue,
+    #[serde(default)]
+    media: Option<String>,
+    required_query: Vec<String>,
+    body_required: bool,
+    #[serde(default)]
+    refusal: Option<DocumentedRefusal>,
+}
+
+/// The answers file, as read.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile<'a> {
+    format: u32,
+    #[serde(borrow)]
+    operations: Vec<RawRecord<'a>>,
+}
+
 /// The answers file: what the import makes of the specs, in path order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,7 +175,9 @@ impl SpecAnswers {
         let bad = |e: String| SandboxError::Config(format!("answers file: {e}"));
         let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
             .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
-        let file: SpecFile = serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
+        // One buffer, held for as long as the answers: each example is a view into it.
+        let all = axum::body::Bytes::from(json);
+        let file: RawFile<'_> = serde_json::from_slice(&all).map_err(|e| bad(e.to_string()))?;
         if file.format != 1 {
             return Err(bad(format!("format {} (this build reads 1)", file.format)));
         }
@@ -155,8 +185,27 @@ impl SpecAnswers {
         for r in file.operations {
             let method =
                 Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
-            let mut op = r.op;
-            op.render();
+            let text = r.example.get();
+            let rendered = if text == "null" {
+                axum::body::Bytes::new()
+            } else {
+                all.slice_ref(text.as_bytes())
+            };
+            // A file's text (a log) is answered from the value itself.
+            let example = if r.media.is_some() {
+                serde_json::from_str(text).map_err(|e| bad(e.to_string()))?
+            } else {
+                Value::Null
+            };
+            let op = SpecOp {
+                status: r.status,
+                example,
+                media: r.media,
+                rendered,
+                required_query: r.required_query,
+                body_required: r.body_required,
+                refusal: r.refusal,
+            };
             specs.insert(method, r.path, op);
         }
         Ok(specs)
@@ -169,10 +218,17 @@ impl SpecAnswers {
             .ops
             .iter()
             .flat_map(|(path, ops)| {
-                ops.iter().map(move |(m, op)| SpecRecord {
-                    method: m.as_str().to_owned(),
-                    path: path.clone(),
-                    op: op.clone(),
+                ops.iter().map(move |(m, op)| {
+                    let mut op = op.clone();
+                    // An example read from a file is kept as its text.
+                    if op.example.is_null() && !op.rendered.is_empty() {
+                        op.example = serde_json::from_slice(&op.rendered).unwrap_or(Value::Null);
+                    }
+                    SpecRecord {
+                        method: m.as_str().to_owned(),
+                        path: path.clone(),
+                        op,
+                    }
                 })
             })
             .collect();
