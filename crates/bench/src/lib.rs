@@ -4,7 +4,8 @@
 //! `scripts/bench-gateway.sh` and `cargo bench -p apistend-bench --bench gateway_binary` both
 //! call [`gateway::run`]; `scripts/bench-instructions.sh` (`bench-gateway --instructions`) counts
 //! the same servers' instructions per request with [`instructions::run`], and
-//! `bench-gateway --against DIR` compares two builds in interleaved runs with [`builds::run`].
+//! `bench-gateway --against DIR` compares two builds in interleaved runs with [`builds::run`];
+//! `scripts/bench-start.sh` (`bench-start`) times starts and reads idle memory with [`start::run`].
 
 pub mod builds;
 pub mod cpu;
@@ -12,5 +13,6 @@ pub mod gateway;
 pub mod instructions;
 pub mod process;
 pub mod soak;
+pub mod start;
 pub mod stats;
 pub mod wrk;
