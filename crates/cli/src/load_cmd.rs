@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use apistend_catalog::{Catalog, CredentialChannel, Method, Overrides, Service};
 use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
-use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
+use apistend_limiter::{Algorithm, MemoryStore, Store};
 use clap::Args;
 use serde::Serialize;
 
@@ -222,7 +222,7 @@ async fn load(
     config.attempts = args.attempts.max(1);
     let shared_redis = match args.store.as_str() {
         "memory" => None,
-        url => Some(Store::from(RedisStore::new(RedisConfig::from_url(url)?)?)),
+        url => Some(Store::from_url(url)?),
     };
     let mut clients = Vec::new();
     let credentials = credential_headers(service, &args.key);

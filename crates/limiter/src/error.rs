@@ -32,6 +32,31 @@ pub enum LimiterError {
     /// The store could not be configured (a bad URL, say).
     #[error("invalid rate-limit store configuration: {0}")]
     Config(String),
+    /// A store URL that names no store this build can open.
+    #[error("store {url:?}: {kind}")]
+    StoreUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        kind: StoreUrlError,
+    },
+}
+
+/// What is wrong with a store URL ([`crate::Store::from_url`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreUrlError {
+    /// Neither `memory` nor a Redis URL.
+    #[error(
+        "not a store URL; use memory, redis://host:port or redis+cluster://host:port,host:port"
+    )]
+    Unknown,
+    /// `redis+cluster://` without a node.
+    #[error("a Redis Cluster URL needs at least one node")]
+    NoClusterNode,
+    /// A Redis URL in a build without the `redis` feature.
+    #[error("this build has no Redis store (the `redis` feature)")]
+    NoRedisSupport,
 }
 
 impl LimiterError {

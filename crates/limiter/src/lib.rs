@@ -46,7 +46,7 @@ mod store;
 pub use clock::{Clock, ManualClock, SystemClock, Timestamp};
 pub use decision::{Decision, RateLimited};
 pub use draw::{Draw, Drawn};
-pub use error::LimiterError;
+pub use error::{LimiterError, StoreUrlError};
 pub use key::bucket_key;
 pub use memory::MemoryStore;
 pub use quota::{Algorithm, MAX_BURST, Quota, QuotaError};

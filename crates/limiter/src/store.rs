@@ -53,6 +53,50 @@ impl From<RedisStore> for Store {
 }
 
 impl Store {
+    /// The store a URL names: `memory` (buckets in this process), or `redis://…`, `rediss://…`,
+    /// `unix://…` and `redis+cluster://host:port,host:port` (buckets in Redis, with
+    /// [`crate::RedisConfig::from_url`]'s defaults). The one parser of a store URL, for the
+    /// sandbox, the client, the proxy and the CLI alike.
+    ///
+    /// ```
+    /// use apistend_limiter::{LimiterError, Store, StoreUrlError};
+    /// assert_eq!(Store::from_url("memory")?.name(), "memory");
+    /// assert!(matches!(
+    ///     Store::from_url("mongodb://x"),
+    ///     Err(LimiterError::StoreUrl { kind: StoreUrlError::Unknown, .. })
+    /// ));
+    /// # Ok::<(), LimiterError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`LimiterError::StoreUrl`] for a URL that names no store this build has;
+    /// [`LimiterError::Config`] for a Redis URL its client cannot parse.
+    pub fn from_url(url: &str) -> Result<Self, LimiterError> {
+        let url = url.trim();
+        if url == "memory" {
+            return Ok(Store::Memory(MemoryStore::new()));
+        }
+        #[cfg(feature = "redis")]
+        {
+            let config = crate::redis::RedisConfig::from_url(url)?;
+            Ok(Store::Redis(RedisStore::new(config)?))
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            let redis = ["redis://", "rediss://", "unix://", "redis+cluster://"]
+                .iter()
+                .any(|p| url.starts_with(p));
+            Err(LimiterError::StoreUrl {
+                url: url.to_owned(),
+                kind: if redis {
+                    crate::StoreUrlError::NoRedisSupport
+                } else {
+                    crate::StoreUrlError::Unknown
+                },
+            })
+        }
+    }
+
     /// The store's name in metrics and logs (`memory`, `redis`).
     pub fn name(&self) -> &'static str {
         match self {

@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use apistend_catalog::definition::Definitions;
 use apistend_catalog::{Catalog, Overrides, ServiceId};
-use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
+use apistend_limiter::{MemoryStore, Store};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -316,7 +316,7 @@ impl Sandbox {
             Arc::new(Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?);
         // The catalog refuses a prefix of the sandbox's own routes (`RESERVED_PREFIXES`).
         let store = match &config.redis {
-            Some(url) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
+            Some(url) => Store::from_url(url)?,
             None => Store::from(MemoryStore::new()),
         };
         let newer: Vec<(&str, SpecAnswers)> = config

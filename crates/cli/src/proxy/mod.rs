@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use apistend_catalog::Overrides;
-use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
+use apistend_limiter::Store;
 use clap::Args;
 
 use crate::services_arg::ServicesArg;
@@ -112,13 +112,7 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
         None => Overrides::default(),
     };
     let catalog = args.services_dir.catalog(&Overrides::default())?;
-    let store = match args.store.as_str() {
-        "memory" => Store::from(MemoryStore::new()),
-        url => Store::from(
-            RedisStore::new(RedisConfig::from_url(url).with_context(|| format!("--store {url}"))?)
-                .with_context(|| format!("--store {url}"))?,
-        ),
-    };
+    let store = Store::from_url(&args.store).with_context(|| format!("--store {}", args.store))?;
     let limits = Limits {
         max_body_bytes: args.max_body_bytes,
         read_timeout: Duration::from_secs(args.read_timeout_s),

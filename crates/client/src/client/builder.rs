@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use apistend_catalog::{Catalog, Overrides, ServiceId};
-use apistend_limiter::{Algorithm, MemoryStore, RedisConfig, RedisStore, Store};
+use apistend_limiter::{Algorithm, MemoryStore, Store};
 
 use super::{Client, Inner};
 use crate::config::ClientConfig;
@@ -158,7 +158,7 @@ impl ClientBuilder {
             .ok_or_else(|| ClientError::Config(format!("service {service} left the catalog")))?;
         let store = match (self.store, &config.redis) {
             (Some(s), _) => s,
-            (None, Some(url)) => Store::from(RedisStore::new(RedisConfig::from_url(url)?)?),
+            (None, Some(url)) => Store::from_url(url)?,
             (None, None) => Store::from(MemoryStore::new()),
         };
         let mut headers = reqwest::header::HeaderMap::new();

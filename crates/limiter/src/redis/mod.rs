@@ -87,7 +87,8 @@ impl RedisConfig {
     /// Parses `redis://…` (standalone) or `redis+cluster://host:port,host:port` (Cluster).
     ///
     /// # Errors
-    /// [`LimiterError::Config`] for an empty or unparsable URL.
+    /// [`LimiterError::StoreUrl`] for a URL that is not a Redis one, or a Cluster URL without a
+    /// node.
     pub fn from_url(url: &str) -> Result<Self, LimiterError> {
         let url = url.trim();
         let (nodes, cluster) = if let Some(rest) = url.strip_prefix("redis+cluster://") {
@@ -104,14 +105,16 @@ impl RedisConfig {
         {
             (vec![url.to_owned()], false)
         } else {
-            return Err(LimiterError::Config(format!(
-                "{url:?} is not a Redis URL; use redis://host:port or redis+cluster://host:port,host:port"
-            )));
+            return Err(LimiterError::StoreUrl {
+                url: url.to_owned(),
+                kind: crate::StoreUrlError::Unknown,
+            });
         };
         if nodes.is_empty() {
-            return Err(LimiterError::Config(
-                "a Redis Cluster URL needs at least one node".into(),
-            ));
+            return Err(LimiterError::StoreUrl {
+                url: url.to_owned(),
+                kind: crate::StoreUrlError::NoClusterNode,
+            });
         }
         Ok(Self {
             nodes,
