@@ -104,18 +104,21 @@ impl Transport {
         req: http::Request<Bytes>,
     ) -> Result<http::Response<UpstreamBody>, BoxError> {
         let (parts, body) = req.into_parts();
-        let left = parts
-            .extensions
-            .get::<Deadline>()
-            .map(|d| d.0.saturating_duration_since(Instant::now()));
+        // One deadline for the head and a judged body together.
+        let deadline = parts.extensions.get::<Deadline>().map(|d| {
+            (
+                tokio::time::Instant::from_std(d.0),
+                d.0.saturating_duration_since(Instant::now()),
+            )
+        });
         let out = self
             .http
             .request(parts.method, parts.uri.to_string())
             .headers(parts.headers)
             .body(body)
             .send();
-        let answer = match left {
-            Some(left) => tokio::time::timeout(left, out)
+        let answer = match deadline {
+            Some((at, left)) => tokio::time::timeout_at(at, out)
                 .await
                 .map_err(|_| UpstreamError::TimedOut(left))??,
             None => out.await?,
@@ -128,8 +131,8 @@ impl Transport {
         }
         let body = if self.service.reads_body(answer.status().as_u16()) {
             let read = self.judged(answer);
-            UpstreamBody::Whole(match left {
-                Some(left) => tokio::time::timeout(left, read)
+            UpstreamBody::Whole(match deadline {
+                Some((at, left)) => tokio::time::timeout_at(at, read)
                     .await
                     .map_err(|_| UpstreamError::TimedOut(left))??,
                 None => read.await?,

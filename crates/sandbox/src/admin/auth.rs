@@ -72,6 +72,9 @@ pub(crate) fn login<B>(state: &AppState, req: &http::Request<B>) -> Option<Respo
         return Some(unauthorized());
     }
     let (who, fq) = failed_logins(req, state.admin_quota);
+    // A peek, not a draw: a right token must cost nothing, or a client's burst of concurrent
+    // management calls would be refused. The price is that requests racing one another may
+    // compare a few more tokens than the burst — at most as many as are in flight at once.
     let spent = state.admin_limiter.peek(&who, &fq);
     if !spent.allowed {
         let mut r = problem(
