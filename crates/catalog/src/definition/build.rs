@@ -190,7 +190,8 @@ pub(crate) fn build(
         op.cost.extend(own);
     }
     // Each (method, template shape) once: the first definition's place, for the error.
-    let mut seen: BTreeMap<(Method, String), (String, usize)> = BTreeMap::new();
+    // The span, not the line: counting lines is a scan of the file, done only for an error.
+    let mut seen: BTreeMap<(Method, String), (String, Range<usize>)> = BTreeMap::new();
     for (i, o) in file.operations.iter().enumerate() {
         let field = format!("operations[{i}]");
         let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
@@ -245,17 +246,17 @@ pub(crate) fn build(
         for path in &o.paths {
             super::template::check(path)
                 .map_err(|why| src.err(o.method.span(), &format!("{field}.paths"), why))?;
-            let line = src.line(o.method.span());
-            if let Some((first, first_line)) = seen.insert(
+            if let Some((first, first_span)) = seen.insert(
                 (method, super::template::shape(path)),
-                (field.clone(), line),
+                (field.clone(), o.method.span()),
             ) {
                 return Err(src.err(
                     o.method.span(),
                     &format!("{field}.paths"),
                     format!(
-                        "{} {path:?} is defined twice: here and at {first} (line {first_line})",
-                        method.as_str()
+                        "{} {path:?} is defined twice: here and at {first} (line {})",
+                        method.as_str(),
+                        src.line(first_span)
                     ),
                 ));
             }
