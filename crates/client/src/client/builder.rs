@@ -51,7 +51,7 @@ impl ClientBuilder {
         self
     }
 
-    /// The bucket store: a [`MemoryStore`] shared by this process's clients, or a [`RedisStore`]
+    /// The bucket store: a [`MemoryStore`] shared by this process's clients, or a [`RedisStore`](apistend_limiter::RedisStore)
     /// shared by every process. Default: Redis when `APISTEND_CLIENT_REDIS` is set, else memory.
     #[must_use]
     pub fn store(mut self, store: impl Into<Store>) -> Self {
