@@ -100,12 +100,14 @@ fn exposure_warnings(addr: SocketAddr, passthrough: bool, token_given: bool) -> 
     let mut out = Vec::new();
     if passthrough {
         out.push(format!(
-            "--passthrough on {addr}, beyond loopback: anyone who reaches this address can tunnel              through this host to public addresses (and to the ranges of --passthrough-allow)"
+            "--passthrough on {addr}, beyond loopback: anyone who reaches this address can tunnel \
+             through this host to public addresses (and to the ranges of --passthrough-allow)"
         ));
     }
     if !token_given {
         out.push(format!(
-            "the management API on {addr}, beyond loopback, with no --admin-token: set one              (APISTEND_ADMIN_TOKEN) rather than rely on the generated one"
+            "the management API on {addr}, beyond loopback, with no --admin-token: set one \
+             (APISTEND_ADMIN_TOKEN) rather than rely on the generated one"
         ));
     }
     out
@@ -245,5 +247,8 @@ mod tests {
         assert_eq!(exposure_warnings(any, true, false).len(), 2);
         assert_eq!(exposure_warnings(any, false, true).len(), 0);
         assert!(exposure_warnings(any, true, true)[0].contains("--passthrough"));
+        for w in exposure_warnings(any, true, false) {
+            assert!(!w.contains("  "), "one line, no runs of spaces: {w}");
+        }
     }
 }
