@@ -125,15 +125,19 @@ impl Catalog {
             }
         };
         let mut services: Vec<Service> = Vec::with_capacity(definitions.files().len());
-        for (file, text) in definitions.files() {
+        for (file, text, parsed) in definitions.files() {
             let src = definition::Source { file, text };
-            let svc = definition::service_of(&src, definition::Imports { wb })?;
+            let imports = definition::Imports { wb };
+            let svc = match parsed {
+                Some(parsed) => definition::build(&src, parsed, imports)?,
+                None => definition::build(&src, &src.parse()?, imports)?,
+            };
             if let Some(other) = services
                 .iter()
                 .find(|s| s.id == svc.id || s.prefix == svc.prefix)
             {
                 return Err(CatalogError::Definition {
-                    file: file.clone(),
+                    file: file.to_owned(),
                     line: 1,
                     field: "prefix".into(),
                     reason: format!(

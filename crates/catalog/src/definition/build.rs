@@ -33,22 +33,17 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn line(&self, span: Range<usize>) -> usize {
+    pub(crate) fn line(&self, span: Range<usize>) -> usize {
         let end = span.start.min(self.text.len());
         self.text.get(..end).map_or(0, |t| t.matches('\n').count()) + 1
     }
 
-    /// The error of `field` at `span`, for callers outside this file.
-    pub(crate) fn error_at(
+    pub(crate) fn err(
         &self,
         span: Range<usize>,
         field: &str,
         reason: impl Into<String>,
     ) -> CatalogError {
-        self.err(span, field, reason)
-    }
-
-    fn err(&self, span: Range<usize>, field: &str, reason: impl Into<String>) -> CatalogError {
         CatalogError::Definition {
             file: self.file.to_owned(),
             line: self.line(span),
@@ -66,17 +61,8 @@ impl Source<'_> {
     }
 }
 
-/// Parses and validates one definition.
-pub(crate) fn service_of(src: &Source<'_>, imports: Imports<'_>) -> Result<Service, CatalogError> {
-    let file = src.parse()?;
-    build(src, &file, imports)
-}
-
-pub(crate) fn build(
-    src: &Source<'_>,
-    file: &ServiceFile,
-    imports: Imports<'_>,
-) -> Result<Service, CatalogError> {
+/// The file's id, prefix and rejection status, checked.
+fn check_head(src: &Source<'_>, file: &ServiceFile) -> Result<(), CatalogError> {
     let id = file.id.get_ref();
     if !valid_id(id) {
         return Err(src.err(
@@ -113,7 +99,18 @@ pub(crate) fn build(
             format!("{status}: a rejection is a 4xx or 5xx status"),
         ));
     }
+    Ok(())
+}
 
+/// The service `file` (parsed from `src`) defines, checked section by section.
+pub(crate) fn build(
+    src: &Source<'_>,
+    file: &ServiceFile,
+    imports: Imports<'_>,
+) -> Result<Service, CatalogError> {
+    check_head(src, file)?;
+    let (id, prefix) = (file.id.get_ref(), file.prefix.get_ref());
+    let status = *file.rejection.status.get_ref();
     let mut groups = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     let mut operations = Vec::new();
@@ -189,9 +186,7 @@ pub(crate) fn build(
         op.cost = service_cost.clone();
         op.cost.extend(own);
     }
-    // Each (method, template shape) once: the first definition's place, for the error.
-    // The span, not the line: counting lines is a scan of the file, done only for an error.
-    let mut seen: BTreeMap<(Method, String), (String, Range<usize>)> = BTreeMap::new();
+    let mut defined = super::template::Defined::default();
     for (i, o) in file.operations.iter().enumerate() {
         let field = format!("operations[{i}]");
         let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
@@ -244,22 +239,7 @@ pub(crate) fn build(
             ));
         }
         for path in &o.paths {
-            super::template::check(path)
-                .map_err(|why| src.err(o.method.span(), &format!("{field}.paths"), why))?;
-            if let Some((first, first_span)) = seen.insert(
-                (method, super::template::shape(path)),
-                (field.clone(), o.method.span()),
-            ) {
-                return Err(src.err(
-                    o.method.span(),
-                    &format!("{field}.paths"),
-                    format!(
-                        "{} {path:?} is defined twice: here and at {first} (line {})",
-                        method.as_str(),
-                        src.line(first_span)
-                    ),
-                ));
-            }
+            defined.claim(src, method, path, &field, o.method.span())?;
             operations.push(Operation {
                 host: None,
                 also_hosts: Vec::new(),

@@ -14,7 +14,7 @@ pub use file::{
     ServiceFile,
 };
 
-pub(crate) use build::{Imports, Source, service_of};
+pub(crate) use build::{Imports, Source, build};
 pub(crate) use generated::{GeneratedAnswer, GeneratedOp, GeneratedOps};
 
 use crate::error::CatalogError;
@@ -57,10 +57,19 @@ pub fn builtin_text(file: &str) -> Option<&'static str> {
 /// Definition texts to load, each with the name its errors give.
 #[derive(Debug, Clone, Default)]
 pub struct Definitions {
-    files: Vec<(String, String)>,
-    /// Each file's service id, and whether the file is a built-in (which a user's file may
-    /// replace): read once, when the file is added.
-    ids: Vec<(String, bool)>,
+    files: Vec<Added>,
+}
+
+/// One definition text.
+#[derive(Debug, Clone)]
+struct Added {
+    name: String,
+    text: String,
+    /// Its service id, read when it was added.
+    id: String,
+    /// A user's file, as parsed when it was added (built once, not parsed again); `None` for
+    /// a built-in, parsed only when a catalog is built and which a user's file may replace.
+    parsed: Option<ServiceFile>,
 }
 
 impl Definitions {
@@ -70,12 +79,13 @@ impl Definitions {
         Self {
             files: BUILTIN
                 .iter()
-                .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
-                .collect(),
-            // A built-in file is named by its id (`tests/definitions.rs` checks it).
-            ids: BUILTIN
-                .iter()
-                .map(|(n, _)| (n.trim_end_matches(".toml").to_owned(), true))
+                .map(|(n, t)| Added {
+                    name: (*n).to_owned(),
+                    text: (*t).to_owned(),
+                    // A built-in file is named by its id (`tests/definitions.rs` checks it).
+                    id: n.trim_end_matches(".toml").to_owned(),
+                    parsed: None,
+                })
                 .collect(),
         }
     }
@@ -120,34 +130,42 @@ impl Definitions {
         };
         let parsed = source.parse()?;
         let id = parsed.id.get_ref().clone();
-        match self.ids.iter().position(|(known, _)| *known == id) {
-            Some(i) => {
-                if let Some((_, false)) = self.ids.get(i) {
-                    let other = self.files.get(i).map_or("", |(n, _)| n.as_str());
-                    return Err(source.error_at(
-                        parsed.id.span(),
-                        "id",
-                        format!("{id:?} is also the id of {other}: two files of one service"),
-                    ));
-                }
-                if let Some(slot) = self.files.get_mut(i) {
-                    *slot = (name, text);
-                }
-                if let Some(slot) = self.ids.get_mut(i) {
-                    *slot = (id, false);
-                }
-            }
-            None => {
-                self.files.push((name, text));
-                self.ids.push((id, false));
-            }
+        let span = parsed.id.span();
+        let slot = self.files.iter().position(|f| f.id == id);
+        if let Some(other) = slot
+            .and_then(|i| self.files.get(i))
+            .filter(|f| f.parsed.is_some())
+        {
+            return Err(source.err(
+                span,
+                "id",
+                format!(
+                    "{id:?} is also the id of {}: two files of one service",
+                    other.name
+                ),
+            ));
+        }
+        let added = Added {
+            name,
+            text,
+            id,
+            parsed: Some(parsed),
+        };
+        match slot.and_then(|i| self.files.get_mut(i)) {
+            Some(builtin) => *builtin = added,
+            None => self.files.push(added),
         }
         Ok(self)
     }
 
-    /// The texts, in catalog order.
-    pub(crate) fn files(&self) -> &[(String, String)] {
-        &self.files
+    /// The files in catalog order: name, text, and the parsed file where it was parsed when
+    /// added.
+    pub(crate) fn files(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&str, &str, Option<&ServiceFile>)> {
+        self.files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str(), f.parsed.as_ref()))
     }
 
     /// Parses every file, without building it (for round trips and tooling).
@@ -155,9 +173,11 @@ impl Definitions {
     /// # Errors
     /// [`CatalogError::Definition`] for the first file that does not parse.
     pub fn parse(&self) -> Result<Vec<ServiceFile>, CatalogError> {
-        self.files
-            .iter()
-            .map(|(file, text)| Source { file, text }.parse())
+        self.files()
+            .map(|(file, text, parsed)| match parsed {
+                Some(f) => Ok(f.clone()),
+                None => Source { file, text }.parse(),
+            })
             .collect()
     }
 }

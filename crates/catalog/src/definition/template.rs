@@ -7,8 +7,51 @@
 //! `/.`: a client's URL never reaches them, and `GET /../v1/orders` must not either), and an
 //! empty segment inside the path (`/x//y`).
 
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::Source;
+use crate::error::CatalogError;
+use crate::model::Method;
+
+/// The operations a definition has defined so far, by method and template shape, each with
+/// where it was defined (its span: counting lines scans the file, so only an error does it).
+#[derive(Debug, Default)]
+pub(crate) struct Defined(BTreeMap<(Method, String), (String, Range<usize>)>);
+
+impl Defined {
+    /// Checks `path` as a template and as an operation of `method` not defined before; `field`
+    /// and `span` (of `src`) say where it is.
+    pub(crate) fn claim(
+        &mut self,
+        src: &Source<'_>,
+        method: Method,
+        path: &str,
+        field: &str,
+        span: Range<usize>,
+    ) -> Result<(), CatalogError> {
+        let at = format!("{field}.paths");
+        check(path).map_err(|why| src.err(span.clone(), &at, why))?;
+        let first = self
+            .0
+            .insert((method, shape(path)), (field.to_owned(), span.clone()));
+        match first {
+            None => Ok(()),
+            Some((first, first_span)) => Err(src.err(
+                span,
+                &at,
+                format!(
+                    "{} {path:?} is defined twice: here and at {first} (line {})",
+                    method.as_str(),
+                    src.line(first_span)
+                ),
+            )),
+        }
+    }
+}
+
 /// Why `path` is no template, if it is not.
-pub(crate) fn check(path: &str) -> Result<(), String> {
+fn check(path: &str) -> Result<(), String> {
     let Some(rest) = path.strip_prefix('/') else {
         return Err(format!("{path:?}: a path template starts with '/'"));
     };
@@ -57,7 +100,7 @@ pub(crate) fn check(path: &str) -> Result<(), String> {
 
 /// `path` with every parameter unnamed (`/x/{}`): two templates of one method and one shape are
 /// one operation, whatever their parameters are called.
-pub(crate) fn shape(path: &str) -> String {
+fn shape(path: &str) -> String {
     let path = if path.len() > 1 {
         path.trim_end_matches('/')
     } else {
