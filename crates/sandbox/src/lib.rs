@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use apistend_catalog::definition::Definitions;
 use apistend_catalog::{Catalog, Overrides, ServiceId};
-use apistend_limiter::{MemoryStore, Store};
+use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -315,8 +315,14 @@ impl Sandbox {
         let catalog =
             Arc::new(Catalog::load(&config.definitions, None)?.with_overrides(&config.overrides)?);
         // The catalog refuses a prefix of the sandbox's own routes (`RESERVED_PREFIXES`).
-        let store = match &config.redis {
-            Some(url) => Store::from_url(url)?,
+        // The one parse of the Redis URL: the buckets and the shared tenants use its result.
+        let redis = config
+            .redis
+            .as_deref()
+            .map(RedisConfig::from_url)
+            .transpose()?;
+        let store = match &redis {
+            Some(c) => Store::from(RedisStore::new(c.clone())?),
             None => Store::from(MemoryStore::new()),
         };
         let newer: Vec<(&str, SpecAnswers)> = config
@@ -326,8 +332,8 @@ impl Sandbox {
             .collect::<Result<_, SandboxError>>()?;
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
-        let sync = match &config.redis {
-            Some(url) => sync::TenantSync::connect(url).await,
+        let sync = match &redis {
+            Some(c) => sync::TenantSync::connect(c).await,
             None => None,
         };
         if let Some(s) = &sync {
@@ -351,12 +357,7 @@ impl Sandbox {
             s.publish(&tenants).await;
             s.follow(tenants.clone());
         }
-        let lockouts = Arc::new(lockout::Lockouts::default());
-        let shared_lockouts = sync.as_ref().map(|s| {
-            let shared = Arc::new(lockout::shared::SharedLockouts::new(s.connection()));
-            shared.follow(&lockouts, Arc::clone(&catalog));
-            shared
-        });
+        let (lockouts, shared_lockouts) = lockout::start(sync.as_deref(), &catalog);
         let app_token = record
             .b24_apps
             .first()
@@ -374,16 +375,7 @@ impl Sandbox {
             .iter()
             .map(|s| Ok((s.id, services::source::of(s.answers)?)))
             .collect::<Result<_, SandboxError>>()?;
-        let mut examples = Vec::new();
-        for s in catalog.services() {
-            let Some(name) = &s.examples else { continue };
-            let set = match newer.iter().find(|(n, _)| n == name) {
-                Some((_, set)) => set.clone(),
-                None => services::examples::embedded(name)
-                    .map_err(|e| SandboxError::Config(format!("service {}: {e}", s.id)))?,
-            };
-            examples.push((s.id, set));
-        }
+        let examples = services::examples::of_catalog(&catalog, &newer)?;
         let ca = tls::LocalCa::open(config.ca_dir.as_deref().unwrap_or(&config.data_dir))?;
         let names = Arc::clone(&catalog);
         let tls = tls::Tls::new(tls::Certificates::new(

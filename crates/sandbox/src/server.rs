@@ -78,7 +78,7 @@ impl Server {
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let stream = tokio::select! {
-                a = accept(&http) => a,
+                a = transport::accept(&http) => a,
                 () = &mut shutdown => break,
             };
             let peer = stream.peer_addr().ok().map(|a| a.ip());
@@ -95,7 +95,7 @@ impl Server {
         let mut stop = self.drain.clone();
         loop {
             let stream = tokio::select! {
-                a = accept(&listener) => a,
+                a = transport::accept(&listener) => a,
                 () = stop.signaled() => return,
             };
             let server = Arc::clone(&self);
@@ -230,21 +230,4 @@ impl Server {
 /// A route of the router (the management API, the dashboard) rather than of the emulation.
 fn own_route(path: &str) -> bool {
     path.starts_with("/api/") || path == "/ui" || path.starts_with("/ui/")
-}
-
-/// The next connection; a failed accept (out of file descriptors and the like) is logged and
-/// retried after a pause rather than in a spin.
-async fn accept(listener: &TcpListener) -> tokio::net::TcpStream {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
-                return stream;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
 }

@@ -115,10 +115,9 @@ pub(crate) struct TenantSync {
 }
 
 impl TenantSync {
-    /// Connects to the Redis of `url`; `None` (with a warning) for a Redis that does not answer,
-    /// in which case each instance keeps its own sandboxes.
-    pub(crate) async fn connect(url: &str) -> Option<Arc<Self>> {
-        let config = apistend_limiter::RedisConfig::from_url(url).ok()?;
+    /// Connects to the Redis of `config` (the bucket store's); `None` (with a warning) for a
+    /// Redis that does not answer, in which case each instance keeps its own sandboxes.
+    pub(crate) async fn connect(config: &apistend_limiter::RedisConfig) -> Option<Arc<Self>> {
         let connecting = async {
             if config.cluster {
                 let client = redis::cluster::ClusterClientBuilder::new(config.nodes.clone())
@@ -127,7 +126,8 @@ impl TenantSync {
                     .build()?;
                 client.get_async_connection().await.map(Conn::Cluster)
             } else {
-                let client = redis::Client::open(url)?;
+                let node = config.nodes.first().map_or("", String::as_str);
+                let client = redis::Client::open(node)?;
                 let options = redis::aio::ConnectionManagerConfig::new()
                     .set_connection_timeout(Some(Duration::from_secs(2)))
                     .set_response_timeout(Some(Duration::from_secs(2)));

@@ -19,6 +19,23 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+/// The next connection of `listener`, with `TCP_NODELAY` set; a failed accept (out of file
+/// descriptors and the like) is logged and retried after a pause rather than in a spin.
+pub async fn accept(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                return stream;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
 /// Waiting for a request; the idle deadline is armed.
 const IDLE: u8 = 0;
 /// A request head has started; the head deadline is armed.

@@ -11,6 +11,7 @@
 pub(crate) mod shared;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use apistend_catalog::{Lockout, ServiceId};
@@ -36,6 +37,9 @@ pub(crate) struct Lockouts {
     owners: Mutex<HashMap<ServiceId, HashMap<String, Entry>>>,
     /// The shared locks, replaced whole by each poll of Redis.
     remote: Mutex<Remote>,
+    /// Whether there are shared locks to look at (an instance with Redis): without, a request
+    /// takes one lock, not two.
+    sharing: AtomicBool,
 }
 
 impl Lockouts {
@@ -53,10 +57,11 @@ impl Lockouts {
                 .and_then(|o| o.get(owner))
                 .map(|e| e.until)
         };
-        let remote = {
+        let remote = self.sharing.load(Ordering::Relaxed).then(|| {
             let remote = self.remote.lock().unwrap_or_else(PoisonError::into_inner);
             remote.get(&service).and_then(|o| o.get(owner)).copied()
-        };
+        });
+        let remote = remote.flatten();
         match (local, remote) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -85,6 +90,7 @@ impl Lockouts {
     /// Takes the locks Redis holds now in place of the last ones.
     pub(crate) fn follow(&self, shared: Remote) {
         *self.remote.lock().unwrap_or_else(PoisonError::into_inner) = shared;
+        self.sharing.store(true, Ordering::Relaxed);
     }
 
     /// Notes a lock the shared count set, until the next poll brings it.
@@ -94,6 +100,7 @@ impl Lockouts {
             .entry(service)
             .or_default()
             .insert(owner.to_owned(), until);
+        self.sharing.store(true, Ordering::Relaxed);
     }
 
     /// Counts a rejection of `owner` at `now`; locks it out when `rule` says so, and then says
@@ -126,6 +133,24 @@ impl Lockouts {
         }
         false
     }
+}
+
+/// The lockouts of a starting sandbox, and with Redis (`sync`'s connection) their shared count,
+/// followed from now on.
+pub(crate) fn start(
+    sync: Option<&crate::sync::TenantSync>,
+    catalog: &std::sync::Arc<apistend_catalog::Catalog>,
+) -> (
+    std::sync::Arc<Lockouts>,
+    Option<std::sync::Arc<shared::SharedLockouts>>,
+) {
+    let lockouts = std::sync::Arc::new(Lockouts::default());
+    let shared = sync.map(|s| {
+        let shared = std::sync::Arc::new(shared::SharedLockouts::new(s.connection()));
+        shared.follow(&lockouts, std::sync::Arc::clone(catalog));
+        shared
+    });
+    (lockouts, shared)
 }
 
 /// Counts a rejection of `owner` of `service` at `now`, across instances when they share a

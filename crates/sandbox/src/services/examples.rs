@@ -39,3 +39,25 @@ pub(crate) fn embedded(name: &str) -> Result<SpecAnswers, SandboxError> {
     })?;
     SpecAnswers::from_file_bytes(bytes)
 }
+
+/// Each service's examples set (its definition's `examples`): a newer one configured
+/// (`--wb-openapi`), else the embedded one.
+///
+/// # Errors
+/// [`SandboxError::Config`] naming the service whose set is unknown or corrupt.
+pub(crate) fn of_catalog(
+    catalog: &apistend_catalog::Catalog,
+    newer: &[(&str, SpecAnswers)],
+) -> Result<Vec<(apistend_catalog::ServiceId, SpecAnswers)>, SandboxError> {
+    let mut examples = Vec::new();
+    for s in catalog.services() {
+        let Some(name) = &s.examples else { continue };
+        let set = match newer.iter().find(|(n, _)| n == name) {
+            Some((_, set)) => set.clone(),
+            None => embedded(name)
+                .map_err(|e| SandboxError::Config(format!("service {}: {e}", s.id)))?,
+        };
+        examples.push((s.id, set));
+    }
+    Ok(examples)
+}
