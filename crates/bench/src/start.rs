@@ -43,7 +43,7 @@ pub struct Row {
     pub idle_rss_kib: Summary,
 }
 
-/// One start: spawn, first answer, memory.
+/// One start: spawn, first answer, memory; the server is stopped either way.
 fn once(mut cmd: Command, path: &str, port: u16, idle: Duration) -> anyhow::Result<(f64, f64)> {
     let started = Instant::now();
     let mut child: Child = cmd
@@ -52,29 +52,35 @@ fn once(mut cmd: Command, path: &str, port: u16, idle: Duration) -> anyhow::Resu
         .stderr(Stdio::null())
         .spawn()
         .context("spawning the server")?;
-    let result = (|| {
-        let deadline = started + Duration::from_secs(30);
-        loop {
-            if answers(port, path) {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!("no answer within 30 s");
-            }
-            if let Some(status) = child.try_wait()? {
-                bail!("the server exited ({status})");
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let ms = started.elapsed().as_secs_f64() * 1e3;
-        std::thread::sleep(idle);
-        let rss = rss_kib(child.id()).context("no /proc to read memory from")?;
-        #[allow(clippy::cast_precision_loss)]
-        Ok((ms, rss as f64))
-    })();
+    let result = measure(&mut child, started, path, port, idle);
     let _ = child.kill();
     let _ = child.wait();
     result
+}
+
+/// Milliseconds from `started` to the first 200 of `child`, and its resident KiB after `idle`.
+fn measure(
+    child: &mut Child,
+    started: Instant,
+    path: &str,
+    port: u16,
+    idle: Duration,
+) -> anyhow::Result<(f64, f64)> {
+    let deadline = started + Duration::from_secs(30);
+    while !answers(port, path) {
+        if Instant::now() > deadline {
+            bail!("no answer within 30 s");
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("the server exited ({status})");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    std::thread::sleep(idle);
+    let rss = rss_kib(child.id()).context("no /proc to read memory from")?;
+    #[allow(clippy::cast_precision_loss)]
+    Ok((ms, rss as f64))
 }
 
 /// Whether `GET path` on the port answers 200 now.

@@ -50,7 +50,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Catalog(args) => catalog_cmd::run(args),
-        Command::Serve(args) => serve_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(&args),
         Command::Load(args) => load_cmd::run(&args),
         Command::Plot(args) => plot_cmd::run(&args),
         Command::Ca(args) => ca_cmd::run(&args),

@@ -113,7 +113,42 @@ fn exposure_warnings(addr: SocketAddr, passthrough: bool, token_given: bool) -> 
     out
 }
 
-pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+/// The sandbox's configuration from the arguments, with the warnings they deserve logged.
+fn sandbox_config(args: &ServeArgs) -> anyhow::Result<SandboxConfig> {
+    let (data, moved) = args.data.resolve()?;
+    if let Some(warning) = moved {
+        tracing::warn!("{warning}");
+    }
+    for warning in exposure_warnings(args.addr, args.passthrough, args.admin_token.is_some()) {
+        tracing::warn!("{warning}");
+    }
+    let mut config = SandboxConfig::new(&data);
+    config.demo_key.clone_from(&args.demo_key);
+    // The flag is named for WB: its specs are the `wb` examples set of the WB definition.
+    config.newer_examples = args
+        .wb_openapi
+        .iter()
+        .map(|dir| ("wb".to_owned(), dir.clone()))
+        .collect();
+    config.definitions = args.services.definitions()?;
+    config.redis.clone_from(&args.redis);
+    config.max_delay_ms = args.max_delay_ms;
+    config.max_timeout_ms = args.max_timeout_ms;
+    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
+    config.admin_token.clone_from(&args.admin_token);
+    config.admin_per_second = args.admin_per_second;
+    config.ca_dir.clone_from(&args.ca_dir);
+    config.passthrough = args.passthrough;
+    config.passthrough_allow.clone_from(&args.passthrough_allow);
+    if let Some(path) = &args.overrides {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        config.overrides = Overrides::from_toml(&text)?;
+    }
+    Ok(config)
+}
+
+pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     let logs = tracing_subscriber::fmt()
@@ -123,36 +158,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         LogFormat::Text => logs.init(),
         LogFormat::Json => logs.json().flatten_event(true).init(),
     }
-    let (data, moved) = args.data.resolve()?;
-    if let Some(warning) = moved {
-        tracing::warn!("{warning}");
-    }
-    let mut config = SandboxConfig::new(&data);
-    config.demo_key = args.demo_key;
-    // The flag is named for WB: its specs are the `wb` examples set of the WB definition.
-    config.newer_examples = args
-        .wb_openapi
-        .into_iter()
-        .map(|dir| ("wb".to_owned(), dir))
-        .collect();
-    config.definitions = args.services.definitions()?;
-    config.redis = args.redis;
-    config.max_delay_ms = args.max_delay_ms;
-    config.max_timeout_ms = args.max_timeout_ms;
-    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_s);
-    for warning in exposure_warnings(args.addr, args.passthrough, args.admin_token.is_some()) {
-        tracing::warn!("{warning}");
-    }
-    config.admin_token = args.admin_token;
-    config.admin_per_second = args.admin_per_second;
-    config.ca_dir = args.ca_dir;
-    config.passthrough = args.passthrough;
-    config.passthrough_allow = args.passthrough_allow;
-    if let Some(path) = &args.overrides {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        config.overrides = Overrides::from_toml(&text)?;
-    }
+    let config = sandbox_config(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

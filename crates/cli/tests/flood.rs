@@ -17,15 +17,6 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_flood_of_distinct_unknown_keys_leaves_memory_bounded() {
     if !cfg!(target_os = "linux") {
@@ -60,7 +51,7 @@ fn a_flood_of_distinct_unknown_keys_leaves_memory_bounded() {
         .enable_all()
         .build()
         .unwrap();
-    let before = rss_kib(pid);
+    let before = apistend_testkit::rss_kib(pid);
     let unauthorized = Arc::new(AtomicU64::new(0));
     rt.block_on(async {
         let client = reqwest::Client::builder()
@@ -94,7 +85,7 @@ fn a_flood_of_distinct_unknown_keys_leaves_memory_bounded() {
             t.await.unwrap();
         }
     });
-    let after = rss_kib(pid);
+    let after = apistend_testkit::rss_kib(pid);
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(dir);

@@ -562,16 +562,6 @@ fn a_write_reaches_the_upstream_once_whatever_fails() {
     );
 }
 
-/// The resident memory of process `pid`, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// A 300 MB answer streams through: the proxy's memory stays within 64 MB of its idle size.
 #[test]
 fn a_large_answer_streams_through_in_bounded_memory() {
@@ -583,7 +573,7 @@ fn a_large_answer_streams_through_in_bounded_memory() {
     let (up, _seen) = fake_upstream(Reply::Huge(SIZE));
     let (p, base) = ozon_proxy(&up, &[], &[]);
     let pid = p.0.id();
-    let idle = rss_kib(pid);
+    let idle = apistend_testkit::rss_kib(pid);
     let addr = base.trim_start_matches("http://").to_owned();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
@@ -591,7 +581,7 @@ fn a_large_answer_streams_through_in_bounded_memory() {
         std::thread::spawn(move || {
             let mut peak = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(rss_kib(pid));
+                peak = peak.max(apistend_testkit::rss_kib(pid));
                 std::thread::sleep(Duration::from_millis(20));
             }
             peak

@@ -305,6 +305,17 @@ pub fn wb_specs() -> Option<PathBuf> {
     None
 }
 
+/// The resident memory of process `pid` in KiB (`VmRSS` of `/proc/PID/status`); 0 where Linux
+/// does not say.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A child process, killed and reaped when dropped.
 #[derive(Debug)]
 pub struct Process(pub std::process::Child);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use apistend_catalog::Method;
 use apistend_client::{ClientError, Deadline, RefusedBy, Waited};
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State as AxumState;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -152,40 +152,9 @@ pub(crate) async fn handle(
     };
     let limits = state.limits;
     let deadline = Deadline(std::time::Instant::now() + limits.upstream_timeout);
-    let body = match tokio::time::timeout(
-        limits.read_timeout,
-        axum::body::to_bytes(body, limits.max_body_bytes),
-    )
-    .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(e)) if over_length(&e) => {
-            return refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body too large",
-                &format!(
-                    "the request body is over {} bytes (--max-body-bytes)",
-                    limits.max_body_bytes
-                ),
-            );
-        }
-        Ok(Err(e)) => {
-            return refusal(
-                StatusCode::BAD_REQUEST,
-                "malformed body",
-                &format!("the request body could not be read: {e}"),
-            );
-        }
-        Err(_) => {
-            return refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "body too slow",
-                &format!(
-                    "the request body did not arrive within {:?} (--read-timeout-s)",
-                    limits.read_timeout
-                ),
-            );
-        }
+    let body = match read_body(body, limits).await {
+        Ok(b) => b,
+        Err(refused) => return refused,
     };
     without_hop_by_hop(&mut parts.headers);
     parts.headers.remove(http::header::HOST);
@@ -225,6 +194,40 @@ pub(crate) async fn handle(
         resp.headers_mut().insert(WAITED, v);
     }
     resp
+}
+
+/// The request body, read within the limits; or the refusal: 413 over `--max-body-bytes`, 400
+/// for malformed framing (a bad chunk size, a bare LF), 408 past `--read-timeout-s`.
+async fn read_body(body: Body, limits: Limits) -> Result<Bytes, Response<Body>> {
+    match tokio::time::timeout(
+        limits.read_timeout,
+        axum::body::to_bytes(body, limits.max_body_bytes),
+    )
+    .await
+    {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(e)) if over_length(&e) => Err(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body too large",
+            &format!(
+                "the request body is over {} bytes (--max-body-bytes)",
+                limits.max_body_bytes
+            ),
+        )),
+        Ok(Err(e)) => Err(refusal(
+            StatusCode::BAD_REQUEST,
+            "malformed body",
+            &format!("the request body could not be read: {e}"),
+        )),
+        Err(_) => Err(refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "body too slow",
+            &format!(
+                "the request body did not arrive within {:?} (--read-timeout-s)",
+                limits.read_timeout
+            ),
+        )),
+    }
 }
 
 /// Whether reading a body failed on its length limit (413) rather than on its framing (400).

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apistend_sandbox::transport::{Phase, TimedIo, Timeouts};
+use apistend_sandbox::transport::{Phase, TimedIo, Timeouts, accept};
 use axum::Router;
 use axum::body::Body;
 use futures_util::FutureExt as _;
@@ -28,18 +28,9 @@ pub(crate) async fn serve(
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let stream = tokio::select! {
-            a = listener.accept() => match a {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of file descriptors and the like: a pause, not a spin.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            s = accept(&listener) => s,
             () = &mut shutdown => break,
         };
-        let _ = stream.set_nodelay(true);
         let phase = Arc::new(Phase::default());
         let io = hyper_util::rt::TokioIo::new(TimedIo::new(stream, Arc::clone(&phase), timeouts));
         let app = app.clone();
