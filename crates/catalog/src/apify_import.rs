@@ -62,7 +62,7 @@ pub fn import(head: &str, spec_yaml: &str) -> Result<String, CatalogError> {
             continue;
         };
         for (method, op) in item {
-            let Some(m) = method.as_str().and_then(crate::Method::parse) else {
+            let Some(m) = method.as_str().and_then(crate::model::Method::parse) else {
                 continue;
             };
             let mut all = vec![path.to_owned()];

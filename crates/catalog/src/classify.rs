@@ -141,7 +141,7 @@ impl ErrorStyle {
 
 #[cfg(test)]
 mod tests {
-    use crate::{AnswerKind, Catalog, ServiceId};
+    use crate::{Catalog, classify::AnswerKind, model::ServiceId};
 
     #[test]
     fn only_ambiguous_statuses_have_their_body_read() {

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::{Catalog, ServiceId};
+use crate::catalog::Catalog;
+use crate::model::ServiceId;
 
 /// One operation and its limit, as `apistend catalog --format json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -284,7 +284,7 @@ pub struct Operation {
     pub anonymous: bool,
     /// Whether a request of it may be sent again when it is not known whether the service
     /// applied it (a timeout after sending, a reset mid-answer, a 5xx): the definition's
-    /// `repeatable`, else the rule of [`crate::repeatable_by_rule`] (RFC 9110 §9.2.2).
+    /// `repeatable`, else the rule of [`crate::repeat::repeatable_by_rule`] (RFC 9110 §9.2.2).
     pub repeatable: bool,
 }
 
@@ -394,7 +394,7 @@ impl ErrorStyle {
     #[must_use]
     pub fn rate_limit_code(self) -> Option<&'static str> {
         match self {
-            ErrorStyle::B24 => Some(crate::render::B24_RATE_LIMIT_CODE),
+            ErrorStyle::B24 => Some(crate::error_kind::B24_RATE_LIMIT_CODE),
             _ => None,
         }
     }
@@ -404,7 +404,7 @@ impl ErrorStyle {
     #[must_use]
     pub fn operating_time_code(self) -> Option<&'static str> {
         match self {
-            ErrorStyle::B24 => Some(crate::render::B24_OPERATING_TIME_CODE),
+            ErrorStyle::B24 => Some(crate::error_kind::B24_OPERATING_TIME_CODE),
             _ => None,
         }
     }
@@ -527,7 +527,7 @@ pub struct Service {
     /// Its error body shape (for 401, 404 and scenarios too).
     pub errors: ErrorStyle,
     /// The rate-limit headers it sends.
-    pub headers: Vec<crate::RateHeader>,
+    pub headers: Vec<crate::rate_headers::RateHeader>,
     /// Whether its rejection carries `X-APIStend-Retry-After` (for services that send no pause).
     pub apistend_retry_after: bool,
     /// Error bodies by kind, for [`ErrorStyle::Template`].
@@ -616,11 +616,11 @@ impl Service {
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     pub fn reported_remaining<'h>(&self, header: impl Fn(&str) -> Option<&'h str>) -> Option<u32> {
-        self.reported(crate::RateValue::Remaining, header)
+        self.reported(crate::rate_headers::RateValue::Remaining, header)
     }
 
     /// The number an answer reports in the header the definition names for `value` (WB's
-    /// `X-Ratelimit-Limit` for [`RateValue::Limit`](crate::RateValue::Limit), on a 429), read
+    /// `X-Ratelimit-Limit` for [`RateValue::Limit`](crate::rate_headers::RateValue::Limit), on a 429), read
     /// with `header` (a lookup by lower-case name); `None` when the service sends none or it is
     /// not a whole number.
     ///
@@ -636,7 +636,7 @@ impl Service {
     /// ```
     pub fn reported<'h>(
         &self,
-        value: crate::RateValue,
+        value: crate::rate_headers::RateValue,
         header: impl Fn(&str) -> Option<&'h str>,
     ) -> Option<u32> {
         self.headers
@@ -648,7 +648,7 @@ impl Service {
     /// Whether the service names a header for `value` (a service that reports no tokens left
     /// tells its client nothing but its rejections).
     #[must_use]
-    pub fn reports(&self, value: crate::RateValue) -> bool {
+    pub fn reports(&self, value: crate::rate_headers::RateValue) -> bool {
         self.headers.iter().any(|h| h.value == Ok(value))
     }
 

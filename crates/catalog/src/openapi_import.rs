@@ -67,7 +67,7 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
         let path = format!("{base}{path}");
         let path = path.as_str();
         for (method, op) in item {
-            let Some(m) = method.as_str().and_then(crate::Method::parse) else {
+            let Some(m) = method.as_str().and_then(crate::model::Method::parse) else {
                 continue;
             };
             if written.contains(&(m.as_str().to_owned(), path.to_owned())) {
@@ -88,7 +88,7 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
     if let Some(extra) = extra {
         let file: ExtraFile = serde_json::from_str(extra).map_err(|e| err(e.to_string()))?;
         for e in file.endpoints {
-            let Some(m) = crate::Method::parse(&e.method) else {
+            let Some(m) = crate::model::Method::parse(&e.method) else {
                 continue;
             };
             // The documentation's query strings sometimes sit in its paths

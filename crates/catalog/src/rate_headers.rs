@@ -2,10 +2,7 @@
 //! bucket's decision, and when it is sent (WB's `X-Ratelimit-Remaining` on every answer but a
 //! 429; MoySklad's `X-Lognex-Retry-After` on a rejection).
 
-use apistend_limiter::{Decision, Quota};
 use serde::{Deserialize, Serialize};
-
-use crate::model::Service;
 
 /// Which number of the bucket's decision a header carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +64,7 @@ pub struct RateHeaders {
 }
 
 impl RateHeaders {
-    fn push(&mut self, name: &'static str, value: u64, date: bool) {
+    pub(crate) fn push(&mut self, name: &'static str, value: u64, date: bool) {
         if let Some(slot) = self.items.get_mut(self.len) {
             *slot = (name, value, date);
             self.len += 1;
@@ -103,58 +100,3 @@ pub(crate) const MAX_RATE_HEADERS: usize = 5;
 
 /// The sandbox's own hint of a pause, for services that give none.
 pub const X_APISTEND_RETRY_AFTER: &str = "x-apistend-retry-after";
-
-impl Service {
-    /// The rate-limit headers the real service sends with an answer, given the bucket's decision
-    /// and its quota: `rejected` for the over-the-limit answer. Where the definition asks for it
-    /// (services that give no pause on their rejection), [`X_APISTEND_RETRY_AFTER`] carries the
-    /// pause.
-    pub fn rate_headers(&self, decision: &Decision, quota: &Quota, rejected: bool) -> RateHeaders {
-        let mut h = RateHeaders::default();
-        for rule in &self.headers {
-            let sent = match rule.on {
-                When::Always => true,
-                When::Allowed => !rejected,
-                When::Rejected => rejected,
-            };
-            if sent {
-                match rule.value {
-                    Ok(RateValue::ResetDate) => {
-                        h.push(rule.name, decision.reset_after_secs(), true);
-                    }
-                    Ok(RateValue::WindowMs) => h.push(rule.name, window_ms(quota), false),
-                    Ok(v) => h.push(rule.name, value(v, decision), false),
-                    Err(fixed) => h.push(rule.name, fixed, false),
-                }
-            }
-        }
-        if rejected && self.apistend_retry_after {
-            h.push(
-                X_APISTEND_RETRY_AFTER,
-                decision.retry_after_secs().max(1),
-                false,
-            );
-        }
-        h
-    }
-}
-
-fn value(v: RateValue, d: &Decision) -> u64 {
-    let ms = |t: std::time::Duration| u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
-    match v {
-        RateValue::Remaining => u64::from(d.remaining),
-        RateValue::Limit => u64::from(d.limit),
-        RateValue::RetryAfterSecs => d.retry_after_secs().max(1),
-        RateValue::RetryAfterMs => ms(d.retry_after),
-        RateValue::ResetSecs | RateValue::ResetDate => d.reset_after_secs(),
-        RateValue::ResetMs => ms(d.reset_after),
-        // Not a number of the decision: `rate_headers` writes it from the quota.
-        RateValue::WindowMs => 0,
-    }
-}
-
-/// A quota's window (burst × interval) in whole milliseconds, rounded: 45 per 3 s is 3000.
-fn window_ms(q: &Quota) -> u64 {
-    let window = q.interval().saturating_mul(q.burst());
-    u64::try_from(window.as_micros().saturating_add(500) / 1000).unwrap_or(u64::MAX)
-}

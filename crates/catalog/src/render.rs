@@ -1,111 +1,17 @@
 //! What a service sends back: its error bodies and its rate-limit headers, as strings (the sandbox
-//! puts them on the wire; the catalog knows nothing of HTTP libraries).
+//! puts them on the wire; the catalog knows nothing of HTTP libraries). Their vocabulary is in
+//! [`crate::error_kind`] and [`crate::rate_headers`].
 
 use std::fmt::Write as _;
 
+use apistend_limiter::{Decision, Quota};
 use serde_json::json;
 
+use crate::error_kind::{
+    B24_OPERATING_TIME_CODE, B24_RATE_LIMIT_CODE, ErrorAnswer, ErrorContext, ErrorKind, status_text,
+};
 use crate::model::{ErrorStyle, Service};
-
-/// Kinds of error answers a service gives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// Over the rate limit.
-    RateLimited,
-    /// Over a concurrency limit: too many requests in flight (MoySklad's 1073).
-    TooManyInFlight,
-    /// Bitrix24: a method's operating-time budget is spent.
-    OperatingTime,
-    /// Missing or unknown credentials.
-    Unauthorized,
-    /// Credentials without the right.
-    Forbidden,
-    /// Nothing at this path.
-    NotFound,
-    /// A conflict (WB: counts as several requests).
-    Conflict,
-    /// A request the service rejects, with the reason.
-    BadRequest(String),
-    /// A client locked out after repeated violations (amoCRM's 403).
-    Locked,
-    /// The service failed.
-    ServerError,
-    /// The service is down for a while.
-    Unavailable,
-    /// The request body is larger than the service takes (413), with the reason.
-    TooLarge(String),
-    /// The request body did not arrive in time (408), with the reason.
-    RequestTimeout(String),
-    /// No answer in time from behind the service's gateway (504: the `timeout` scenario).
-    GatewayTimeout,
-}
-
-/// Per-request values an error body carries.
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub struct ErrorContext<'a> {
-    /// The request id.
-    pub request_id: &'a str,
-    /// RFC 3339 UTC time of the answer.
-    pub timestamp: &'a str,
-    /// The capacity of the bucket that refused, for messages that name it.
-    pub limit: u32,
-    /// Whole seconds until a retry may pass, for bodies that say so.
-    pub retry_after: u64,
-}
-
-impl<'a> ErrorContext<'a> {
-    /// A context.
-    pub fn new(request_id: &'a str, timestamp: &'a str, limit: u32) -> Self {
-        Self {
-            request_id,
-            timestamp,
-            limit,
-            retry_after: 0,
-        }
-    }
-
-    /// The same context, with the pause before a retry.
-    #[must_use]
-    pub fn with_retry_after(mut self, secs: u64) -> Self {
-        self.retry_after = secs;
-        self
-    }
-}
-
-/// An error answer: status, content type and body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ErrorAnswer {
-    /// HTTP status.
-    pub status: u16,
-    /// `Content-Type`.
-    pub content_type: &'static str,
-    /// The body.
-    pub body: String,
-}
-
-pub(crate) fn status_text(status: u16) -> &'static str {
-    match status {
-        400 => "Bad Request",
-        402 => "Payment Required",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        413 => "Payload Too Large",
-        412 => "Precondition Failed",
-        420 => "Enhance Your Calm",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Error",
-    }
-}
+use crate::rate_headers::{RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};
 
 impl Service {
     /// The service's own answer for `kind`, as the real service gives it.
@@ -214,12 +120,6 @@ fn push_json_string(out: &mut String, s: &str) {
         out.push_str(&serde_json::Value::from(s).to_string());
     }
 }
-
-/// Bitrix24's error code of a request over the limit (its 503).
-pub(crate) const B24_RATE_LIMIT_CODE: &str = "QUERY_LIMIT_EXCEEDED";
-
-/// Bitrix24's error code of a method whose operating time is spent (its 429).
-pub(crate) const B24_OPERATING_TIME_CODE: &str = "OPERATION_TIME_LIMIT";
 
 fn b24(kind: &ErrorKind) -> ErrorAnswer {
     let (status, code, text) = match kind {
@@ -348,6 +248,61 @@ fn ozon(kind: &ErrorKind) -> ErrorAnswer {
         content_type: "application/json",
         body: json!({"code": code, "message": message, "details": []}).to_string(),
     }
+}
+
+impl Service {
+    /// The rate-limit headers the real service sends with an answer, given the bucket's decision
+    /// and its quota: `rejected` for the over-the-limit answer. Where the definition asks for it
+    /// (services that give no pause on their rejection), [`X_APISTEND_RETRY_AFTER`] carries the
+    /// pause.
+    pub fn rate_headers(&self, decision: &Decision, quota: &Quota, rejected: bool) -> RateHeaders {
+        let mut h = RateHeaders::default();
+        for rule in &self.headers {
+            let sent = match rule.on {
+                When::Always => true,
+                When::Allowed => !rejected,
+                When::Rejected => rejected,
+            };
+            if sent {
+                match rule.value {
+                    Ok(RateValue::ResetDate) => {
+                        h.push(rule.name, decision.reset_after_secs(), true);
+                    }
+                    Ok(RateValue::WindowMs) => h.push(rule.name, window_ms(quota), false),
+                    Ok(v) => h.push(rule.name, value(v, decision), false),
+                    Err(fixed) => h.push(rule.name, fixed, false),
+                }
+            }
+        }
+        if rejected && self.apistend_retry_after {
+            h.push(
+                X_APISTEND_RETRY_AFTER,
+                decision.retry_after_secs().max(1),
+                false,
+            );
+        }
+        h
+    }
+}
+
+fn value(v: RateValue, d: &Decision) -> u64 {
+    let ms = |t: std::time::Duration| u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    match v {
+        RateValue::Remaining => u64::from(d.remaining),
+        RateValue::Limit => u64::from(d.limit),
+        RateValue::RetryAfterSecs => d.retry_after_secs().max(1),
+        RateValue::RetryAfterMs => ms(d.retry_after),
+        RateValue::ResetSecs | RateValue::ResetDate => d.reset_after_secs(),
+        RateValue::ResetMs => ms(d.reset_after),
+        // Not a number of the decision: `rate_headers` writes it from the quota.
+        RateValue::WindowMs => 0,
+    }
+}
+
+/// A quota's window (burst × interval) in whole milliseconds, rounded: 45 per 3 s is 3000.
+fn window_ms(q: &Quota) -> u64 {
+    let window = q.interval().saturating_mul(q.burst());
+    u64::try_from(window.as_micros().saturating_add(500) / 1000).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

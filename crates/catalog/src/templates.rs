@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::render::{ErrorAnswer, ErrorContext, ErrorKind, status_text};
+use crate::error_kind::{ErrorAnswer, ErrorContext, ErrorKind, status_text};
 
 /// The names a template is keyed by: [`ErrorKind`]'s, plus `locked` (the lockout's answer) and
 /// `default` (any kind without a template of its own).

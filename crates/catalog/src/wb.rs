@@ -84,7 +84,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 weight_from: None,
                 fixture: None,
                 anonymous: false,
-                repeatable: crate::repeatable_by_rule(method, &op.path),
+                repeatable: crate::repeat::repeatable_by_rule(method, &op.path),
             },
             op.group.clone(),
         ));

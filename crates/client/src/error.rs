@@ -76,7 +76,7 @@ pub enum ClientError {
         attempts: u32,
         /// The last failure.
         #[source]
-        source: crate::BoxError,
+        source: BoxError,
     },
     /// The limiter's store failed and is fail-closed.
     #[error(transparent)]
@@ -100,3 +100,7 @@ impl ClientError {
         matches!(self, ClientError::RateLimited { .. })
     }
 }
+
+/// The error type of the middleware: the inner service's error, or a [`ClientError`] (a local
+/// refusal past the wait ceiling, or a failed fail-closed store).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -2,8 +2,8 @@
 //!
 //! [`RateLimitLayer`] takes a token from every limit group of a request before passing it on, and
 //! judges the answer by the service's definition (a rate limit penalizes the shared bucket);
-//! [`RetryPolicy`] retries by that judgement. [`Client::send`](crate::RequestBuilder::send) is
-//! this very stack over [`reqwest_transport`](crate::reqwest_transport): one decision path for
+//! [`RetryPolicy`] retries by that judgement. [`Client::send`](crate::client::RequestBuilder::send) is
+//! this very stack over [`reqwest_transport`](crate::transport::reqwest_transport): one decision path for
 //! the client, the layer and `apistend proxy`. Stack the retry outside the limiter, so that every
 //! attempt takes its own token. Answers reach the layer whole (a body that is `AsRef<[u8]>`):
 //! where a status alone is ambiguous (Bitrix24's 503), the body's error code decides.
@@ -42,20 +42,15 @@ use std::time::{Duration, Instant};
 use apistend_catalog::Method;
 use tower::{Layer, Service};
 
-use crate::client::{Answer, Inner, Judged, backoff};
+use crate::client::budget::backoff;
+use crate::client::handle::Client;
+use crate::client::inner::Inner;
+use crate::client::judge::{Answer, Judged};
+use crate::error::BoxError;
 use crate::error::ClientError;
 use crate::metrics::RetryCause;
 use crate::transport::AttemptTimeout;
-
-/// The error type of the middleware: the inner service's error, or a [`ClientError`] (a local
-/// refusal past the wait ceiling, or a failed fail-closed store).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A deadline for one request through [`RateLimit`], as a request extension: when the wait for a
-/// token would pass it, the call fails at once with `ClientError::RateLimited { refused_by: Local,
-/// retry_after }` instead of waiting (up to the ceiling) for a slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deadline(pub Instant);
+use crate::transport::Deadline;
 
 /// The time a call waited locally for tokens, over all its attempts, as a request extension: put
 /// one in, and [`RateLimit`] adds each attempt's wait to it ([`RetryPolicy`] carries it to the
@@ -100,8 +95,8 @@ impl Attempts {
     }
 }
 
-/// Puts a [`Client`](crate::Client)'s limiter in front of an HTTP service; made by
-/// [`Client::layer`](crate::Client::layer).
+/// Puts a [`Client`](crate::client::Client)'s limiter in front of an HTTP service; made by
+/// [`Client::layer`](crate::client::Client::layer).
 ///
 /// The operation is resolved from the request's method and path (less the path of the client's
 /// base URL), exactly as the client resolves its own calls, and the same shared buckets are used:
@@ -198,8 +193,8 @@ where
 }
 
 /// The client's retry rules for `tower::retry`; made by
-/// [`Client::retry_policy`](crate::Client::retry_policy). `Client::send` is this policy over
-/// [`RateLimitLayer`] over [`reqwest_transport`](crate::reqwest_transport).
+/// [`Client::retry_policy`](crate::client::Client::retry_policy). `Client::send` is this policy over
+/// [`RateLimitLayer`] over [`reqwest_transport`](crate::transport::reqwest_transport).
 ///
 /// Up to the configured attempts in all, as [`RateLimit`] judged each answer: a rate-limit
 /// answer is retried at once (the next attempt's token waits out the penalty it wrote; the
@@ -343,6 +338,20 @@ fn never_sent(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+impl Client {
+    /// This client's limiter as a tower layer, for an HTTP stack of your own: see
+    /// [`RateLimitLayer`](RateLimitLayer).
+    pub fn layer(&self) -> RateLimitLayer {
+        RateLimitLayer::new(Arc::clone(&self.inner))
+    }
+
+    /// This client's retry rules as a `tower::retry::Policy`: see
+    /// [`RetryPolicy`](RetryPolicy).
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy::new(Arc::clone(&self.inner))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use apistend_catalog::ServiceId;
@@ -354,11 +363,11 @@ mod tests {
     /// starts one: the layer numbers the retry 2 (the backoff of its penalty follows).
     #[test]
     fn a_retry_in_any_stack_knows_its_number() {
-        let c = crate::Client::builder()
+        let c = crate::client::Client::builder()
             .service(ServiceId::WB)
             .account("a")
             .base_url("http://127.0.0.1:9/wb")
-            .config(crate::ClientConfig::default())
+            .config(crate::config::ClientConfig::default())
             .build()
             .unwrap();
         let mut policy = c.retry_policy();

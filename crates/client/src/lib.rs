@@ -16,9 +16,9 @@ mod transport;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, Response};
 pub use config::{ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_REDIS};
-pub use error::{ClientError, RefusedBy};
+pub use error::{BoxError, ClientError, RefusedBy};
 pub use ladder::Ladder;
-pub use layer::{BoxError, Deadline, RateLimit, RateLimitLayer, RetryPolicy, Waited};
+pub use layer::{RateLimit, RateLimitLayer, RetryPolicy, Waited};
 pub use learn::{LearnedFrom, LearnedQuota};
 pub use metrics::Stats;
-pub use transport::{http_method, reqwest_transport};
+pub use transport::{Deadline, http_method, reqwest_transport};

@@ -1,5 +1,5 @@
-//! reqwest as a tower service, for [`RateLimitLayer`](crate::RateLimitLayer) and
-//! [`RetryPolicy`](crate::RetryPolicy) to wrap: a request goes out as it is, its answer comes
+//! reqwest as a tower service, for [`RateLimitLayer`](crate::layer::RateLimitLayer) and
+//! [`RetryPolicy`](crate::layer::RetryPolicy) to wrap: a request goes out as it is, its answer comes
 //! back whole (status, headers, body), whatever its status — judging answers is the layers' job.
 
 use std::time::{Duration, Instant};
@@ -7,7 +7,13 @@ use std::time::{Duration, Instant};
 use apistend_catalog::Method;
 use bytes::Bytes;
 
-use crate::{BoxError, Deadline};
+use crate::error::BoxError;
+
+/// A deadline for one request through [`RateLimit`](crate::layer::RateLimit), as a request extension: when the wait for a
+/// token would pass it, the call fails at once with `ClientError::RateLimited { refused_by: Local,
+/// retry_after }` instead of waiting (up to the ceiling) for a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline(pub Instant);
 
 /// The longest one try of `Client::send` may take, as a request extension: the transport gives
 /// each try this much, or what is left to the request's [`Deadline`] if that is sooner.

@@ -11,16 +11,34 @@
 
 use crate::decision::Decision;
 use crate::quota::{MAX_SPAN_US, Quota};
-use crate::{Algorithm, Timestamp};
+use crate::{clock::Timestamp, quota::Algorithm};
 
 const FW_TAG: u64 = 1 << 63;
 const COUNT_BITS: u32 = 20;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const END_MASK: u64 = (1 << 43) - 1;
 
-/// What to do to a bucket.
+/// What to do to a bucket: the one vocabulary of both stores ([`Store::apply`](crate::Store::apply)).
+///
+/// Times are whole microseconds (as [`Duration::as_micros`](std::time::Duration::as_micros)
+/// gives them); spans beyond about 142 years are cut to that.
+///
+/// ```
+/// use apistend_limiter::{ManualClock, MemoryStore, Op, Quota};
+/// use std::time::Duration;
+/// let store = MemoryStore::with_clock(ManualClock::new());
+/// let q = Quota::new(5, Duration::from_secs(1))?;
+/// assert!(store.apply("k", &q, Op::Acquire(1))?.allowed);
+/// // An answer that costs 10 (a WB 409): 4 were there, 6 are owed.
+/// let after = store.apply("k", &q, Op::Charge(10))?;
+/// assert!(!after.allowed);
+/// assert_eq!(after.remaining, 0);
+/// assert_eq!(after.reset_after, Duration::from_secs(11));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
+#[non_exhaustive]
+pub enum Op {
     /// Take `n` tokens if they are there (`0` is a peek).
     Acquire(u32),
     /// Take `n` tokens if they have been there for at least this many microseconds: a caller whose
@@ -35,6 +53,22 @@ pub(crate) enum Op {
     /// The remote service says this many tokens are left: hold no more than that (a bucket
     /// that holds fewer already is left alone).
     Align(u32),
+    /// Take `n` tokens, owing what is missing: never refused, the bucket refills that much later
+    /// (an answer that costs more than was taken up front; `allowed` tells whether they were all
+    /// there). GCRA: `TAT := max(TAT, now) + n·T`; a fixed window fills and its next window
+    /// opens later by a window for each burst owed.
+    Charge(u32),
+}
+
+impl Op {
+    /// Whether the operation takes tokens only if they are there (all or nothing over several
+    /// buckets), and how many.
+    pub(crate) fn taking(self) -> Option<u32> {
+        match self {
+            Op::Acquire(n) | Op::Settled(n, _) if n > 0 => Some(n),
+            _ => None,
+        }
+    }
 }
 
 /// The decision and the state to store (`None`: leave it; `Some(0)`: forget the key).
@@ -85,7 +119,7 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
         decision,
     };
     match op {
-        Op::Peek | Op::Acquire(0) => keep(view(tat)),
+        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(view(tat)),
         // A plain acquire is a settled one with no margin: its `settled_at` is then the moment
         // the tokens appear, which the horizon test already demands.
         Op::Acquire(n) | Op::Settled(n, _) => {
@@ -147,6 +181,28 @@ fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                 decision: view(new_tat),
             }
         }
+        Op::Charge(n) => {
+            // What is not there is owed: the schedule moves on regardless (at most by the
+            // longest span a quota may have, which keeps the arithmetic exact in Lua).
+            let new_tat = tat
+                .saturating_add(u64::from(n).saturating_mul(t))
+                .min(now + MAX_SPAN_US);
+            let taken = new_tat <= horizon;
+            Step {
+                write: Some(new_tat),
+                decision: Decision::from_micros(
+                    taken,
+                    burst,
+                    horizon.saturating_sub(new_tat) / t,
+                    if taken {
+                        0
+                    } else {
+                        (new_tat + t).saturating_sub(horizon)
+                    },
+                    new_tat - now,
+                ),
+            }
+        }
         Op::Align(r) => {
             // The schedule at which exactly `r` tokens are available now.
             let target = horizon.saturating_sub(u64::from(r.min(burst)) * t);
@@ -202,7 +258,7 @@ fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
         decision,
     };
     match op {
-        Op::Peek | Op::Acquire(0) => keep(view(active, end, count)),
+        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(view(active, end, count)),
         Op::Acquire(n) => {
             let (end, count) = if active {
                 (end, count)
@@ -258,6 +314,27 @@ fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
                 }
             } else {
                 keep(view(active, end, count))
+            }
+        }
+        Op::Charge(n) => {
+            let step = window(state, now, quota, Op::Acquire(n));
+            if step.decision.allowed {
+                return step;
+            }
+            let (end, count) = if active {
+                (end, count)
+            } else {
+                (now_ms + length_ms, 0)
+            };
+            let taken = count + u64::from(n);
+            // The window fills, and stays full a window longer for each burst owed.
+            let windows = (taken - burst).div_ceil(burst);
+            let end = end
+                .saturating_add(windows.saturating_mul(length_ms))
+                .min(now_ms + MAX_SPAN_US / 1000);
+            Step {
+                write: Some(pack(end, burst)),
+                decision: Decision::from_micros(false, limit, 0, until(end), until(end)),
             }
         }
         Op::Align(r) => {
@@ -452,7 +529,7 @@ mod tests {
         assert_eq!(zero.decision.remaining, 0);
         assert_eq!(zero.decision.retry_after, Duration::from_millis(200));
         // A fixed window counts as many used as leave the reported tokens.
-        let fw = quota.with_algorithm(crate::Algorithm::FixedWindow);
+        let fw = quota.with_algorithm(crate::quota::Algorithm::FixedWindow);
         let w = step(0, NOW, &fw, Op::Align(2));
         assert_eq!(w.decision.remaining, 2);
         let after = step(w.write.unwrap(), NOW, &fw, Op::Acquire(3));

@@ -2,8 +2,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::Timestamp;
 use crate::algo::{self, Op};
+use crate::clock::Timestamp;
 use crate::decision::Decision;
 use crate::quota::Quota;
 

@@ -108,6 +108,11 @@ impl Clock for Arc<dyn Clock> {
     }
 }
 
+/// Whole microseconds of `d` (a quarter of `u64` beyond: no sum of two overflows).
+pub(crate) fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,9 +67,9 @@ impl Decision {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn exceeded(&self, quota: &crate::Quota, n: u32) -> Decision {
+    pub fn exceeded(&self, quota: &crate::quota::Quota, n: u32) -> Decision {
         let (retry_after, reset_after) = match quota.algorithm() {
-            crate::Algorithm::FixedWindow => (self.reset_after, self.reset_after),
+            crate::quota::Algorithm::FixedWindow => (self.reset_after, self.reset_after),
             _ => (quota.interval() * n.max(1), quota.span()),
         };
         Decision {

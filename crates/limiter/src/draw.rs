@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use crate::algo::Op;
+use crate::clock::micros;
 use crate::decision::Decision;
 use crate::error::LimiterError;
-use crate::memory::{check_capacity, micros};
 use crate::quota::Quota;
 
-/// One bucket of a request that draws from several: see [`Store::acquire_all`](crate::Store::acquire_all).
+/// One bucket of a request that draws from several: see [`Store::acquire_all`](crate::store::Store::acquire_all).
 #[derive(Debug, Clone, Copy)]
 pub struct Draw<'a> {
     /// The bucket.
@@ -19,7 +19,7 @@ pub struct Draw<'a> {
     /// Tokens to take from it.
     pub tokens: u32,
     /// Take them only if they have been there this long (see
-    /// [`MemoryStore::acquire_settled`](crate::MemoryStore::acquire_settled)); zero for a plain
+    /// [`MemoryStore::acquire_settled`](crate::memory::MemoryStore::acquire_settled)); zero for a plain
     /// acquire.
     pub margin: Duration,
 }
@@ -32,6 +32,15 @@ impl<'a> Draw<'a> {
             quota,
             tokens,
             margin: Duration::ZERO,
+        }
+    }
+
+    /// `op`'s draw from `key` (its tokens, and its margin when it is settled).
+    pub(crate) fn of(key: &'a str, quota: Quota, op: Op) -> Self {
+        let draw = Self::new(key, quota, op.taking().unwrap_or(0));
+        match op {
+            Op::Settled(_, m) => draw.settled(Duration::from_micros(m)),
+            _ => draw,
         }
     }
 
@@ -90,4 +99,16 @@ pub(crate) fn check(draws: &[Draw<'_>]) -> Result<(), LimiterError> {
     draws
         .iter()
         .try_for_each(|d| check_capacity(&d.quota, d.tokens))
+}
+
+/// Refuses a draw of `n` that `quota` could never admit (more than its burst).
+pub(crate) fn check_capacity(quota: &Quota, n: u32) -> Result<(), LimiterError> {
+    if n > quota.burst() {
+        Err(LimiterError::InsufficientCapacity {
+            requested: n,
+            burst: quota.burst(),
+        })
+    } else {
+        Ok(())
+    }
 }

@@ -1,4 +1,4 @@
-//! What can go wrong in the engine — a denial is not among it: it is a [`Decision`](crate::Decision).
+//! What can go wrong in the engine — a denial is not among it: it is a [`Decision`](crate::decision::Decision).
 
 /// An error of the engine. A denied request is never an error; a broken store never looks like a
 /// denial.

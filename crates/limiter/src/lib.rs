@@ -43,6 +43,7 @@ mod redis;
 mod slots;
 mod store;
 
+pub use algo::Op;
 pub use clock::{Clock, ManualClock, SystemClock, Timestamp};
 pub use decision::{Decision, RateLimited};
 pub use draw::{Draw, Drawn};

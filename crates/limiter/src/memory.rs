@@ -10,8 +10,10 @@ use hashbrown::HashTable;
 
 use crate::algo::{self, Op};
 use crate::cell;
+use crate::clock::micros;
 use crate::clock::{Clock, SystemClock};
 use crate::decision::Decision;
+use crate::draw::check_capacity;
 use crate::draw::{self, Draw, Drawn};
 use crate::error::LimiterError;
 use crate::metrics::{Outcome, Store, record_decision};
@@ -112,7 +114,7 @@ impl Default for MemoryStore<SystemClock> {
 }
 
 impl<C: Clock> MemoryStore<C> {
-    /// A store reading time from `clock` (a [`ManualClock`](crate::ManualClock) in tests).
+    /// A store reading time from `clock` (a [`ManualClock`](crate::clock::ManualClock) in tests).
     pub fn with_clock(clock: C) -> Self {
         let shards = (0..SHARDS).map(|_| Shard::default()).collect();
         Self {
@@ -162,10 +164,53 @@ impl<C: Clock> MemoryStore<C> {
         self.take(key, quota, n, Op::Acquire(n))
     }
 
+    /// `op` on `key`'s bucket: what every other method here does, named by its [`Op`]. A
+    /// taking op is checked and counted as [`acquire`](Self::acquire) is.
+    ///
+    /// # Errors
+    /// [`LimiterError::InsufficientCapacity`] when a taking op asks for more than the burst.
+    pub fn apply(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
+        match op.taking() {
+            Some(n) => self.take(key, quota, n, op),
+            None => Ok(self.step(key, quota, op)),
+        }
+    }
+
+    /// `op` on each bucket: a taking op from all of them or none (as
+    /// [`acquire_all`](Self::acquire_all)), any other on each in turn. Reports the refusing
+    /// bucket, else the first.
+    ///
+    /// ```
+    /// use apistend_limiter::{MemoryStore, Op, Quota};
+    /// use std::time::Duration;
+    /// let store = MemoryStore::new();
+    /// let q = Quota::new(5, Duration::from_secs(1))?;
+    /// let buckets = [("account", q), ("method", q)];
+    /// store.apply_all(&buckets, Op::Acquire(1))?;
+    /// let after = store.apply_all(&buckets, Op::Charge(9))?;
+    /// assert_eq!(after.decision.remaining, 0);
+    /// assert_eq!(store.peek("method", &q).remaining, 0, "every bucket is charged");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`apply`](Self::apply), and [`LimiterError::NothingToDraw`] for no buckets.
+    pub fn apply_all(&self, buckets: &[(&str, Quota)], op: Op) -> Result<Drawn, LimiterError> {
+        if op.taking().is_some() {
+            let draws: Vec<Draw<'_>> = buckets.iter().map(|(k, q)| Draw::of(k, *q, op)).collect();
+            return self.acquire_all(&draws);
+        }
+        let mut first = None;
+        for (key, quota) in buckets {
+            first.get_or_insert(self.step(key, quota, op));
+        }
+        first.map(Drawn::taken).ok_or(LimiterError::NothingToDraw)
+    }
+
     /// `acquire` and `acquire_settled`: checked, applied, counted.
     fn take(&self, key: &str, quota: &Quota, n: u32, op: Op) -> Result<Decision, LimiterError> {
         check_capacity(quota, n)?;
-        let decision = self.apply(key, quota, op);
+        let decision = self.step(key, quota, op);
         record_decision(Store::Memory, Outcome::of(decision.allowed));
         Ok(decision)
     }
@@ -209,7 +254,7 @@ impl<C: Clock> MemoryStore<C> {
                         .flatten()
                         .is_some_and(|w| self.restore(back.key, w));
                     if !restored {
-                        self.apply(back.key, &back.quota, Op::Refund(back.tokens));
+                        self.step(back.key, &back.quota, Op::Refund(back.tokens));
                     }
                 }
                 record_decision(Store::Memory, Outcome::Denied);
@@ -259,18 +304,18 @@ impl<C: Clock> MemoryStore<C> {
 
     /// The bucket as it is, without taking anything: `allowed` tells whether one token is there.
     pub fn peek(&self, key: &str, quota: &Quota) -> Decision {
-        self.apply(key, quota, Op::Peek)
+        self.step(key, quota, Op::Peek)
     }
 
     /// Allows nothing on `key` for `d`, then the nominal rate without a burst:
     /// `TAT := max(TAT, now + d + (B−1)·T)`. Returns the bucket afterwards.
     pub fn penalize(&self, key: &str, quota: &Quota, d: Duration) -> Decision {
-        self.apply(key, quota, Op::Penalize(micros(d)))
+        self.step(key, quota, Op::Penalize(micros(d)))
     }
 
     /// Gives back `n` tokens of a request that was never sent: `TAT := max(now, TAT − n·T)`.
     pub fn refund(&self, key: &str, quota: &Quota, n: u32) -> Decision {
-        self.apply(key, quota, Op::Refund(n))
+        self.step(key, quota, Op::Refund(n))
     }
 
     /// The remote service says `remaining` tokens are left (WB's `X-Ratelimit-Remaining`):
@@ -289,7 +334,7 @@ impl<C: Clock> MemoryStore<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn align(&self, key: &str, quota: &Quota, remaining: u32) -> Decision {
-        self.apply(key, quota, Op::Align(remaining))
+        self.step(key, quota, Op::Align(remaining))
     }
 
     /// Forgets `key`: its bucket is full again.
@@ -346,7 +391,7 @@ impl<C: Clock> MemoryStore<C> {
     }
 
     #[inline]
-    pub(crate) fn apply(&self, key: &str, quota: &Quota, op: Op) -> Decision {
+    pub(crate) fn step(&self, key: &str, quota: &Quota, op: Op) -> Decision {
         self.apply_traced(key, quota, op).0
     }
 
@@ -363,7 +408,7 @@ impl<C: Clock> MemoryStore<C> {
             .is_some_and(|entry| cell::restore(&entry.state, before, after))
     }
 
-    /// [`apply`](Self::apply), also telling the word before and after when it wrote one.
+    /// [`step`](Self::step), also telling the word before and after when it wrote one.
     #[inline]
     fn apply_traced(&self, key: &str, quota: &Quota, op: Op) -> (Decision, Option<(u64, u64)>) {
         let now = self.inner.clock.now();
@@ -433,25 +478,10 @@ fn sweep_table(shard: &Shard, table: &mut HashTable<Entry>, now: u64) {
     shard.last_sweep.store(now, Ordering::Relaxed);
 }
 
-pub(crate) fn check_capacity(quota: &Quota, n: u32) -> Result<(), LimiterError> {
-    if n > quota.burst() {
-        Err(LimiterError::InsufficientCapacity {
-            requested: n,
-            burst: quota.burst(),
-        })
-    } else {
-        Ok(())
-    }
-}
-
-pub(crate) fn micros(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 4)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ManualClock;
+    use crate::clock::ManualClock;
 
     #[test]
     fn a_shard_spreads_over_its_whole_table() {

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::algo::Op;
 use crate::decision::Decision;
 use crate::draw::{Draw, Drawn};
 use crate::error::LimiterError;
@@ -55,7 +56,7 @@ impl From<RedisStore> for Store {
 impl Store {
     /// The store a URL names: `memory` (buckets in this process), or `redis://…`, `rediss://…`,
     /// `unix://…` and `redis+cluster://host:port,host:port` (buckets in Redis, with
-    /// [`crate::RedisConfig::from_url`]'s defaults). The one parser of a store URL, for the
+    /// [`crate::redis::RedisConfig::from_url`]'s defaults). The one parser of a store URL, for the
     /// sandbox, the client, the proxy and the CLI alike.
     ///
     /// ```
@@ -89,9 +90,9 @@ impl Store {
             Err(LimiterError::StoreUrl {
                 url: url.to_owned(),
                 kind: if redis {
-                    crate::StoreUrlError::NoRedisSupport
+                    crate::error::StoreUrlError::NoRedisSupport
                 } else {
-                    crate::StoreUrlError::Unknown
+                    crate::error::StoreUrlError::Unknown
                 },
             })
         }
@@ -145,6 +146,35 @@ impl Store {
             }
             #[cfg(feature = "redis")]
             Store::Redis(s) => Box::pin(s.release(lease, limit)).await,
+        }
+    }
+
+    /// `op` on `key`'s bucket: see [`MemoryStore::apply`] and [`RedisStore::apply`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    pub async fn apply(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
+        match self {
+            Store::Memory(s) => s.apply(key, quota, op),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.apply(key, quota, op)).await,
+        }
+    }
+
+    /// `op` on each bucket, a taking op all or nothing: see [`MemoryStore::apply_all`] and
+    /// [`RedisStore::apply_all`].
+    ///
+    /// # Errors
+    /// As [`acquire_all`](Self::acquire_all).
+    pub async fn apply_all(
+        &self,
+        buckets: &[(&str, Quota)],
+        op: Op,
+    ) -> Result<Drawn, LimiterError> {
+        match self {
+            Store::Memory(s) => s.apply_all(buckets, op),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.apply_all(buckets, op)).await,
         }
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_limiter::{
-    Algorithm, Clock, Decision, Draw, Drawn, FailurePolicy, ManualClock, MemoryStore, Quota,
+    Algorithm, Clock, Decision, Draw, Drawn, FailurePolicy, ManualClock, MemoryStore, Op, Quota,
     RedisConfig, RedisStore, TimeSource,
 };
 use apistend_testkit::RedisServer;
@@ -41,6 +41,7 @@ fn case() -> impl Strategy<Value = Case> {
             1 => (0u64..3 * interval_us).prop_map(RefOp::Penalize),
             1 => (1..=burst).prop_map(RefOp::Refund),
             1 => (0..=burst).prop_map(RefOp::Align),
+            1 => (1..=3 * burst).prop_map(RefOp::Charge),
         ];
         let step = (prop_oneof![3 => Just(0u64), 4 => 0..interval_us, 1 => 0..interval_us * u64::from(burst) * 2], 0usize..3, op);
         proptest::collection::vec(step, 1..120).prop_map(move |steps| Case { burst, interval_us, steps })
@@ -85,6 +86,7 @@ proptest! {
                 RefOp::Refund(n) => { penalized[k] = true; store.refund(KEYS[k], &quota, n) }
                 // Only ever stricter: the bound still holds.
                 RefOp::Align(r) => store.align(KEYS[k], &quota, r),
+                RefOp::Charge(n) => store.apply(KEYS[k], &quota, Op::Charge(n)).unwrap(),
             };
             check(&d, &r, &format!("at step {i} ({op:?})"));
             if let (RefOp::Acquire(n) | RefOp::Settled(n, _), true) = (op, d.allowed) { admitted[k].push((now, n)); }
@@ -113,6 +115,10 @@ proptest! {
                 RefOp::Settled(n, m) => (
                     model.settled(KEYS[k], clock.now(), c.burst, c.interval_us, n, m),
                     store.acquire_settled(KEYS[k], &quota, n, Duration::from_micros(m)).unwrap(),
+                ),
+                RefOp::Charge(n) => (
+                    model.charge(KEYS[k], clock.now(), c.burst, c.interval_us, n),
+                    store.apply(KEYS[k], &quota, Op::Charge(n)).unwrap(),
                 ),
                 _ => continue,
             };
@@ -182,6 +188,7 @@ async fn run_op(store: &RedisStore, key: String, quota: Quota, op: RefOp) -> Dec
         }
         RefOp::Refund(n) => store.refund(&key, &quota, n).await,
         RefOp::Align(r) => store.align(&key, &quota, r).await,
+        RefOp::Charge(n) => store.apply(&key, &quota, Op::Charge(n)).await,
     }
     .unwrap()
 }
@@ -212,6 +219,7 @@ fn redis_store_matches_model() {
                         RefOp::Settled(n, m) => {
                             window.settled(&fk, now, c.burst, c.interval_us, n, m)
                         }
+                        RefOp::Charge(n) => window.charge(&fk, now, c.burst, c.interval_us, n),
                         _ => continue,
                     };
                     let d = run_op(&store, fk, fw, op).await;
@@ -266,6 +274,7 @@ fn redis_store_batched_calls_match_model() {
                             RefOp::Settled(n, m) => {
                                 window.settled(&fk, now, c.burst, c.interval_us, n, m)
                             }
+                            RefOp::Charge(n) => window.charge(&fk, now, c.burst, c.interval_us, n),
                             _ => continue,
                         };
                         expected.push(r);

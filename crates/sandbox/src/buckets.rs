@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved, Service};
-use apistend_limiter::{Decision, Draw, LimiterError, Quota, Store, bucket_key};
+use apistend_limiter::{Decision, Draw, LimiterError, Op, Quota, Store, bucket_key};
 
 use crate::tenants::{Principal, View};
 
@@ -72,6 +72,24 @@ pub(crate) struct Target<'a> {
     pub(crate) path: &'a str,
     /// Tokens the request takes up front from each group (its operation's weight).
     pub(crate) weight: u32,
+}
+
+impl<'a> Target<'a> {
+    /// Where a call of `resolved` goes: to `host` (if it named one) and `path`, with the
+    /// weight its operation takes for `body`.
+    pub(crate) fn of(
+        resolved: &Resolved<'a>,
+        host: Option<&'a str>,
+        path: &'a str,
+        body: Option<&serde_json::Value>,
+    ) -> Self {
+        Self {
+            host,
+            operation: resolved.operation,
+            path,
+            weight: resolved.operation.map_or(1, |o| o.weight_for(body)),
+        }
+    }
 }
 
 impl Owner {
@@ -182,47 +200,21 @@ pub(crate) async fn take(
     })
 }
 
-/// Gives `n` tokens back to every group (an answer that costs less than was taken: Yandex
-/// Market's 5xx costs nothing). Returns the operation's own group's bucket afterwards.
-pub(crate) async fn refund(
+/// `op` on every group's bucket — [`Op::Charge`] for an answer that costs more than was taken
+/// (a WB 409 costs 10 in all: taken when there, else owed), [`Op::Refund`] for one that costs
+/// less (Yandex Market's 5xx costs nothing) — in one call of the store; the operation's own
+/// group's bucket afterwards (`None` without groups).
+pub(crate) async fn settle(
     store: &Store,
     resolved: &Resolved<'_>,
     owner: &Owner,
     at: &Target<'_>,
-    n: u32,
+    op: Op,
 ) -> Result<Option<Decision>, LimiterError> {
-    let mut first = None;
-    for (k, q) in buckets(resolved, owner, at) {
-        let after = store.refund(&k, &q, n).await?;
-        first.get_or_insert(after);
+    let buckets: Vec<(String, Quota)> = buckets(resolved, owner, at).collect();
+    if buckets.is_empty() {
+        return Ok(None);
     }
-    Ok(first)
-}
-
-/// Charges `extra` more tokens to every group (a WB 409 costs 10 in all): taken when they are
-/// there, otherwise owed, so the bucket refills that much later. Returns the operation's own
-/// group's bucket afterwards.
-pub(crate) async fn charge_extra(
-    store: &Store,
-    resolved: &Resolved<'_>,
-    owner: &Owner,
-    at: &Target<'_>,
-    extra: u32,
-) -> Result<Option<Decision>, LimiterError> {
-    let mut first = None;
-    for (k, q) in buckets(resolved, owner, at) {
-        let taken = extra <= q.burst() && store.acquire(&k, &q, extra).await?.allowed;
-        if !taken {
-            // Debt: TAT += extra·T. penalize(d) sets TAT ≥ now + d + (B−1)·T.
-            let now_to_tat = store.peek(&k, &q).await?.reset_after;
-            let target = now_to_tat + q.interval() * extra;
-            let floor = q.interval() * (q.burst() - 1);
-            if target > floor {
-                store.penalize(&k, &q, target - floor).await?;
-            }
-        }
-        let after = store.peek(&k, &q).await?;
-        first.get_or_insert(after);
-    }
-    Ok(first)
+    let refs: Vec<(&str, Quota)> = buckets.iter().map(|(k, q)| (k.as_str(), *q)).collect();
+    Ok(Some(store.apply_all(&refs, op).await?.decision))
 }

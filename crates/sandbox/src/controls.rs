@@ -16,7 +16,7 @@ pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-dela
 pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// What a request asked of the sandbox itself. Each value is the first of its header, trimmed
-/// and non-empty (as [`crate::call::header`] reads a header); copies are made only of headers
+/// and non-empty (as [`apistend_answers::call::header`] reads a header); copies are made only of headers
 /// that were sent.
 #[derive(Debug, Default)]
 pub(crate) struct Controls {
@@ -34,7 +34,7 @@ impl Controls {
     /// The controls among `headers`. Only a header's first value counts, as `HeaderMap::get`
     /// reads it.
     pub(crate) fn read(headers: &HeaderMap) -> Self {
-        let text = |v| crate::call::text(v).map(str::to_owned);
+        let text = |v| apistend_answers::call::text(v).map(str::to_owned);
         let mut c = Controls::default();
         let (mut delay_seen, mut id_seen) = (false, false);
         for (name, value) in headers {
@@ -75,7 +75,7 @@ mod tests {
             (&X_MOCK_SCENARIO, c.scenario.as_deref()),
             (&X_MOCK_DELAY, c.delay.as_deref()),
         ] {
-            assert_eq!(crate::call::header(&h, name), expected);
+            assert_eq!(apistend_answers::call::header(&h, name), expected);
         }
     }
 
@@ -99,6 +99,6 @@ mod tests {
         let c = Controls::read(&h);
         assert!(c.asked_scenario);
         assert_eq!(c.scenario, None);
-        assert_eq!(crate::call::header(&h, X_MOCK_SCENARIO), None);
+        assert_eq!(apistend_answers::call::header(&h, X_MOCK_SCENARIO), None);
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use apistend_catalog::OperatingBudget;
 use serde_json::{Value, json};
 
-use crate::clock::{rfc3339_offset, unix_now};
+use apistend_answers::clock::{rfc3339_offset, unix_now};
 
 const BASKET_SECS: f64 = 60.0;
 const MAX_TRACKED: usize = 100_000;

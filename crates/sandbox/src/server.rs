@@ -16,17 +16,11 @@ use http::{Request, Response};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
+use crate::intercept::connect::Opened;
 use crate::intercept::{self, Target};
-use crate::{AppState, admin, drain, pieces, tls, transport};
-
-/// What a connection may reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Surface {
-    /// The plain listener: everything, and the proxy mode.
-    Sandbox,
-    /// The TLS listener and tunnels: the emulated services only.
-    Emulation,
-}
+use crate::routes::{self, Surface};
+use crate::state::AppState;
+use crate::{admin, drain, pieces, tls, transport};
 
 /// What every connection shares.
 pub(crate) struct Server {
@@ -182,6 +176,40 @@ impl Server {
         })
     }
 
+    /// A `CONNECT`: the tunnel it opens is served in a task of its own once the connection is
+    /// upgraded.
+    async fn connect(
+        self: Arc<Self>,
+        req: Request<hyper::body::Incoming>,
+        phase: Arc<transport::Phase>,
+    ) -> Response<Body> {
+        let opened = intercept::connect::open(&self.state, &self.egress, req.uri()).await;
+        let idle = self.state.limits.idle_timeout;
+        let open = async move {
+            let Ok(upgraded) = hyper::upgrade::on(req).await else {
+                return None;
+            };
+            phase.tunnel();
+            Some(hyper_util::rt::TokioIo::new(upgraded))
+        };
+        match opened {
+            Opened::Refused(resp) => return resp,
+            Opened::Emulated { host, port } => tokio::spawn(async move {
+                let Some(io) = open.await else { return };
+                if port == 80 {
+                    self.connection(io, Surface::Emulation, None);
+                } else {
+                    self.tls_connection(io, Some(&host)).await;
+                }
+            }),
+            Opened::Passthrough(upstream) => tokio::spawn(async move {
+                let Some(io) = open.await else { return };
+                intercept::tunnel::carry(io, upstream, idle).await;
+            }),
+        };
+        Response::new(Body::empty())
+    }
+
     /// The future of `req`'s answer. Boxed on every path, the emulated one too: that future is
     /// some kilobytes and hyper moves the future it is given by value; a pointer moves for less
     /// (BENCHMARKS.md, the gateway's A/B).
@@ -193,16 +221,15 @@ impl Server {
         phase: &Arc<transport::Phase>,
     ) -> Boxed {
         if surface == Surface::Sandbox && req.method() == http::Method::CONNECT {
-            return Box::pin(intercept::connect::handle(
-                Arc::clone(self),
-                req,
-                Arc::clone(phase),
-            ));
+            return Box::pin(Arc::clone(self).connect(req, Arc::clone(phase)));
         }
         let state = Arc::clone(&self.state);
         let own_port = (surface == Surface::Sandbox).then_some(self.plain_port);
         let target = intercept::target(&state.catalog, req.uri(), req.headers(), own_port);
-        if surface == Surface::Sandbox && target == Target::Prefix && own_route(req.uri().path()) {
+        if surface == Surface::Sandbox
+            && target == Target::Prefix
+            && routes::own(req.uri().path()).is_some_and(routes::Own::routed)
+        {
             let (admin, limits) = (self.admin.clone(), state.limits);
             if let Some(ip) = peer {
                 req.extensions_mut().insert(admin::Peer(ip));
@@ -221,13 +248,8 @@ impl Server {
         // stack, its kilobytes would be copied into the box on every request.
         let boxed = Box::write(
             Box::new_uninit(),
-            crate::answer(state, req.map(Body::new), target, surface),
+            routes::answer(state, req.map(Body::new), target, surface),
         );
         Box::into_pin(boxed)
     }
-}
-
-/// A route of the router (the management API, the dashboard) rather than of the emulation.
-fn own_route(path: &str) -> bool {
-    path.starts_with("/api/") || path == "/ui" || path.starts_with("/ui/")
 }

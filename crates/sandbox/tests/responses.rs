@@ -27,14 +27,15 @@ fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
         .unwrap()
         .to_file_bytes();
     let committed = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/wb-answers.json.zlib"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../answers/data/wb-answers.json.zlib"),
     )
     .unwrap();
     assert!(
         fresh == committed,
-        "crates/sandbox/data/wb-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \
+        "crates/answers/data/wb-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \
          import-wb-openapi ../shared/wb-openapi -o crates/catalog/data/wb.json --answers \
-         crates/sandbox/data/wb-answers.json.zlib`"
+         crates/answers/data/wb-answers.json.zlib`"
     );
     let embedded = apistend_sandbox::SpecAnswers::embedded("wb").unwrap();
     assert_eq!(embedded.len(), 299);
@@ -349,10 +350,10 @@ fn committed_is_fresh(
         eprintln!("SKIP: {} not found", path.display());
         return;
     }
-    let committed = std::fs::read(root.join("data").join(file)).unwrap();
+    let committed = std::fs::read(root.join("../answers/data").join(file)).unwrap();
     assert!(
         import(&path) == committed,
-        "crates/sandbox/data/{file} is stale: run `{command}`"
+        "crates/answers/data/{file} is stale: run `{command}`"
     );
 }
 
@@ -363,7 +364,7 @@ fn the_embedded_apify_answers_are_what_the_import_makes_of_the_openapi() {
         "apify",
         "apify/openapi.yaml",
         "cargo run -p apistend -- catalog import-apify ../shared/specs/apify/openapi.yaml \
-         --definition services/apify.toml --answers crates/sandbox/data/apify-answers.json.zlib",
+         --definition services/apify.toml --answers crates/answers/data/apify-answers.json.zlib",
     );
 }
 
@@ -374,7 +375,7 @@ fn the_embedded_ozon_answers_are_what_the_import_makes_of_the_openapi() {
         "ozon",
         "ozon/seller-openapi.json",
         "cargo run -p apistend -- catalog import-openapi ../shared/specs/ozon/seller-openapi.json \
-         --definition services/ozon.toml --answers crates/sandbox/data/ozon-answers.json.zlib",
+         --definition services/ozon.toml --answers crates/answers/data/ozon-answers.json.zlib",
     );
 }
 
@@ -385,7 +386,7 @@ fn the_embedded_ymarket_answers_are_what_the_import_makes_of_the_openapi() {
         "ymarket",
         "yandex-market/openapi.yaml",
         "cargo run -p apistend -- catalog import-answers ../shared/specs/yandex-market/openapi.yaml \
-         -o crates/sandbox/data/ymarket-answers.json.zlib",
+         -o crates/answers/data/ymarket-answers.json.zlib",
     );
 }
 
@@ -396,7 +397,7 @@ fn the_embedded_moysklad_answers_are_what_the_import_makes_of_the_openapi() {
         "moysklad",
         "moysklad/openapi.yaml",
         "cargo run -p apistend -- catalog import-openapi ../shared/specs/moysklad/openapi.yaml \
-         --definition services/moysklad.toml --answers crates/sandbox/data/moysklad-answers.json.zlib",
+         --definition services/moysklad.toml --answers crates/answers/data/moysklad-answers.json.zlib",
     );
 }
 
@@ -567,7 +568,7 @@ fn the_embedded_b24_examples_are_what_the_import_makes_of_the_documentation() {
         "b24-methods.json.zlib",
         "b24/methods.json",
         "cargo run -p apistend -- catalog import-b24 ../shared/specs/b24/methods.json \
-         --definition services/b24.toml --answers crates/sandbox/data/b24-methods.json.zlib",
+         --definition services/b24.toml --answers crates/answers/data/b24-methods.json.zlib",
         |path| {
             let text = std::fs::read_to_string(path).unwrap();
             apistend_sandbox::B24Methods::from_methods_json(&text)

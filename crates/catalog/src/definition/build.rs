@@ -9,6 +9,7 @@ use apistend_limiter::{Algorithm, Quota};
 use toml::Spanned;
 
 use super::file::{GroupDef, Import, QuotaDef, ServiceFile};
+use super::source::Source;
 use crate::error::CatalogError;
 use crate::intern::intern;
 use crate::model::{
@@ -24,41 +25,6 @@ use crate::wb_import::WbCatalogFile;
 pub(crate) struct Imports<'a> {
     /// WB's operations and limit tables.
     pub(crate) wb: &'a WbCatalogFile,
-}
-
-/// Where a definition came from, for its error messages.
-pub(crate) struct Source<'a> {
-    pub(crate) file: &'a str,
-    pub(crate) text: &'a str,
-}
-
-impl Source<'_> {
-    pub(crate) fn line(&self, span: Range<usize>) -> usize {
-        let end = span.start.min(self.text.len());
-        self.text.get(..end).map_or(0, |t| t.matches('\n').count()) + 1
-    }
-
-    pub(crate) fn err(
-        &self,
-        span: Range<usize>,
-        field: &str,
-        reason: impl Into<String>,
-    ) -> CatalogError {
-        CatalogError::Definition {
-            file: self.file.to_owned(),
-            line: self.line(span),
-            field: field.to_owned(),
-            reason: reason.into(),
-        }
-    }
-
-    /// Parses the file's TOML.
-    pub(crate) fn parse(&self) -> Result<ServiceFile, CatalogError> {
-        toml::from_str(self.text).map_err(|e| {
-            let span = e.span().unwrap_or(0..0);
-            self.err(span, "", e.message().trim_end())
-        })
-    }
 }
 
 /// The file's id, prefix and rejection status, checked.
@@ -81,13 +47,13 @@ fn check_head(src: &Source<'_>, file: &ServiceFile) -> Result<(), CatalogError> 
             format!("{prefix:?}: a prefix is one path segment such as \"/wb\": '/' then letters, digits, '-', '_' or '.'"),
         ));
     }
-    if crate::RESERVED_PREFIXES.contains(&prefix.as_str()) {
+    if crate::reserved::RESERVED_PREFIXES.contains(&prefix.as_str()) {
         return Err(src.err(
             file.prefix.span(),
             "prefix",
             format!(
                 "prefix {prefix} is one of the sandbox's own routes ({})",
-                crate::RESERVED_PREFIXES.join(", ")
+                crate::reserved::RESERVED_PREFIXES.join(", ")
             ),
         ));
     }
@@ -257,7 +223,7 @@ pub(crate) fn build(
                 anonymous: o.anonymous,
                 repeatable: o
                     .repeatable
-                    .unwrap_or_else(|| crate::repeatable_by_rule(method, path)),
+                    .unwrap_or_else(|| crate::repeat::repeatable_by_rule(method, path)),
             });
         }
     }
@@ -494,7 +460,7 @@ fn templates(src: &Source<'_>, file: &ServiceFile) -> Result<Templates, CatalogE
         let filled = crate::templates::render(
             &one,
             &template_kind(name),
-            &crate::ErrorContext::new("req-1", "2026-01-01T00:00:00Z", 1),
+            &crate::error_kind::ErrorContext::new("req-1", "2026-01-01T00:00:00Z", 1),
             (429, "application/json"),
         )
         .body;
@@ -513,8 +479,8 @@ fn templates(src: &Source<'_>, file: &ServiceFile) -> Result<Templates, CatalogE
     Ok(out)
 }
 
-fn template_kind(name: &str) -> crate::ErrorKind {
-    use crate::ErrorKind as K;
+fn template_kind(name: &str) -> crate::error_kind::ErrorKind {
+    use crate::error_kind::ErrorKind as K;
     match name {
         "rate_limited" => K::RateLimited,
         "too_many_in_flight" => K::TooManyInFlight,

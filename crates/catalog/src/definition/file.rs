@@ -1,5 +1,5 @@
 //! The definition format: one TOML file per service, as serde reads it. `docs/services.md`
-//! describes every field; [`super::build`] turns a file into a [`crate::Service`].
+//! describes every field; [`super::build`] turns a file into a [`crate::model::Service`].
 
 use std::collections::BTreeMap;
 
@@ -117,13 +117,13 @@ pub struct RateHeaderDef {
     pub name: Spanned<String>,
     /// A number of the bucket's decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<crate::RateValue>,
+    pub value: Option<crate::rate_headers::RateValue>,
     /// Or a fixed number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed: Option<u64>,
     /// `always` (the default), `allowed` or `rejected`.
     #[serde(default)]
-    pub on: crate::When,
+    pub on: crate::rate_headers::When,
 }
 
 /// An importer whose committed output supplies operations and groups.
@@ -248,7 +248,7 @@ pub struct OperationDef {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous: bool,
     /// Whether a request of it may be sent again when it is not known whether the service
-    /// applied it; absent, the rule of [`crate::repeatable_by_rule`] (idempotent methods, and
+    /// applied it; absent, the rule of [`crate::repeat::repeatable_by_rule`] (idempotent methods, and
     /// `POST` reads named `…/list`, `…get`, `…/info` and the like).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeatable: Option<bool>,

@@ -5,6 +5,7 @@
 mod build;
 mod file;
 mod generated;
+mod source;
 mod template;
 
 use std::path::Path;
@@ -14,8 +15,9 @@ pub use file::{
     ServiceFile,
 };
 
-pub(crate) use build::{Imports, Source, build};
+pub(crate) use build::{Imports, build};
 pub(crate) use generated::{GeneratedAnswer, GeneratedOp, GeneratedOps};
+pub(crate) use source::Source;
 
 use crate::error::CatalogError;
 
@@ -231,8 +233,8 @@ impl<'a> Head<'a> {
     pub(crate) fn of(
         definition: &'a str,
         marker: &str,
-        err: impl Fn(String) -> crate::CatalogError,
-    ) -> Result<Self, crate::CatalogError> {
+        err: impl Fn(String) -> crate::error::CatalogError,
+    ) -> Result<Self, crate::error::CatalogError> {
         let end = definition
             .find(marker)
             .ok_or_else(|| err(format!("the definition has no line {marker:?}")))?;

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::Source;
+use super::source::Source;
 use crate::error::CatalogError;
 use crate::model::Method;
 

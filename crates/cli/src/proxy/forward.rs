@@ -17,7 +17,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use serde_json::json;
 use tower::ServiceExt as _;
 
-use super::Limits;
+use super::limits::Limits;
 use super::route::Routes;
 use super::upstream::UpstreamError;
 

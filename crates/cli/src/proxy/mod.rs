@@ -9,6 +9,7 @@
 //! - [`listen`]: the listener, on the sandbox's connection clock.
 
 mod forward;
+mod limits;
 mod listen;
 mod route;
 mod upstream;
@@ -23,6 +24,7 @@ use apistend_limiter::Store;
 use clap::Args;
 
 use crate::services_arg::ServicesArg;
+use limits::Limits;
 
 /// `apistend proxy` arguments.
 #[derive(Debug, Args)]
@@ -77,17 +79,6 @@ pub(crate) struct ProxyArgs {
     max_judged_body_bytes: usize,
     #[command(flatten)]
     services_dir: ServicesArg,
-}
-
-/// Limits of one proxy.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    pub(crate) max_body_bytes: usize,
-    pub(crate) read_timeout: Duration,
-    /// What a request may take in all, to its answer's head.
-    pub(crate) upstream_timeout: Duration,
-    /// The largest answer body read whole to judge it.
-    pub(crate) max_judged_body_bytes: usize,
 }
 
 /// The largest request head, as the sandbox's.

@@ -58,7 +58,7 @@ impl Routes {
         account: &str,
         store: &Store,
         overrides: &Overrides,
-        limits: &super::Limits,
+        limits: &super::limits::Limits,
     ) -> anyhow::Result<Self> {
         let (timeout, max_judged) = (limits.upstream_timeout, limits.max_judged_body_bytes);
         let upstream = upstream

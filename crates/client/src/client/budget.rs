@@ -9,7 +9,7 @@ use apistend_catalog::{LimitGroup, Method, RateValue};
 use apistend_limiter::{Draw, Quota, bucket_key};
 use http::HeaderMap;
 
-use super::Inner;
+use super::inner::Inner;
 use crate::config::ClientConfig;
 use crate::error::{ClientError, RefusedBy};
 use crate::hint::server_hint;

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use apistend_catalog::{Catalog, Overrides, ServiceId};
 use apistend_limiter::{Algorithm, MemoryStore, Store};
 
-use super::{Client, Inner};
+use super::handle::Client;
+use super::inner::Inner;
 use crate::config::ClientConfig;
 use crate::error::ClientError;
 use crate::learn::Learner;
@@ -197,6 +198,13 @@ impl ClientBuilder {
                 config,
             }),
         })
+    }
+}
+
+impl Client {
+    /// A builder.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
     }
 }
 

@@ -1,6 +1,6 @@
 //! What an answer means for a call: the one place the client judges the answers the limiter let
 //! through, by the catalog's classifier ([`apistend_catalog::Service::classify`]) — for
-//! [`Client::send`](crate::RequestBuilder::send), the tower layer and `apistend proxy` alike.
+//! [`Client::send`](crate::client::RequestBuilder::send), the tower layer and `apistend proxy` alike.
 
 use std::sync::PoisonError;
 use std::time::{Duration, SystemTime};
@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use apistend_catalog::AnswerKind;
 use http::HeaderMap;
 
-use super::Inner;
 use super::budget::{Plan, until_unix};
+use super::inner::Inner;
 use crate::error::ClientError;
 use crate::hint::server_hint;
 

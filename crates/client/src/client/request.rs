@@ -7,11 +7,15 @@ use bytes::Bytes;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use super::{Client, Judged, Response};
+use super::handle::Client;
+use super::judge::Judged;
+use super::response::Response;
+use crate::error::BoxError;
 use crate::error::{ClientError, RefusedBy};
 use crate::layer::Attempts;
+use crate::layer::Waited;
 use crate::transport::AttemptTimeout;
-use crate::{BoxError, Deadline, Waited};
+use crate::transport::Deadline;
 
 /// One request being built.
 #[derive(Debug)]
@@ -58,9 +62,9 @@ impl RequestBuilder<'_> {
         self
     }
 
-    /// Sends with acquisition, retries and penalties: through [`RetryPolicy`](crate::RetryPolicy)
-    /// over [`RateLimitLayer`](crate::RateLimitLayer) over
-    /// [`reqwest_transport`](crate::reqwest_transport), the stack `apistend proxy` uses too.
+    /// Sends with acquisition, retries and penalties: through [`RetryPolicy`](crate::layer::RetryPolicy)
+    /// over [`RateLimitLayer`](crate::layer::RateLimitLayer) over
+    /// [`reqwest_transport`](crate::transport::reqwest_transport), the stack `apistend proxy` uses too.
     ///
     /// # Errors
     /// A [`ClientError`]: rate-limited (locally or by the server) with `retry_after`, a server or
@@ -77,7 +81,9 @@ impl RequestBuilder<'_> {
         let stack = tower::ServiceBuilder::new()
             .retry(client.retry_policy())
             .layer(client.layer())
-            .service(crate::reqwest_transport(client.inner.http.clone()));
+            .service(crate::transport::reqwest_transport(
+                client.inner.http.clone(),
+            ));
         let tries = || attempts.get().max(1);
         match stack.oneshot(req).await {
             Ok(answer) => ended(answer, waited.get(), tries()),
@@ -108,7 +114,7 @@ impl RequestBuilder<'_> {
             .map_err(|e| ClientError::Config(format!("request URL {url:?}: {e}")))?;
         let bad = |e: http::Error| ClientError::Config(format!("request {url}: {e}"));
         let mut req = http::Request::builder()
-            .method(crate::http_method(self.method))
+            .method(crate::transport::http_method(self.method))
             .uri(url.as_str());
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
@@ -200,6 +206,31 @@ fn failure(e: BoxError, attempts: u32) -> ClientError {
     }
 }
 
+impl Client {
+    /// A request of `method` to `path` (relative to the base URL).
+    pub fn request(&self, method: Method, path: impl Into<String>) -> RequestBuilder<'_> {
+        RequestBuilder {
+            client: self,
+            method,
+            path: path.into(),
+            query: Vec::new(),
+            body: None,
+            headers: Vec::new(),
+            deadline: None,
+        }
+    }
+
+    /// `GET path`.
+    pub fn get(&self, path: impl Into<String>) -> RequestBuilder<'_> {
+        self.request(Method::Get, path)
+    }
+
+    /// `POST path`.
+    pub fn post(&self, path: impl Into<String>) -> RequestBuilder<'_> {
+        self.request(Method::Post, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use apistend_catalog::ServiceId;
@@ -213,7 +244,7 @@ mod tests {
             .account("a")
             .base_url("http://127.0.0.1:9/wb")
             .query_param("locale", "ru")
-            .config(crate::ClientConfig::default())
+            .config(crate::config::ClientConfig::default())
             .build()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);

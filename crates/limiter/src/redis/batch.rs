@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use redis::{RedisError, RedisResult, Script};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use crate::Algorithm;
 use crate::algo::Op;
+use crate::quota::Algorithm;
 use crate::quota::Quota;
 
-use super::Conn;
+use super::conn::Conn;
 
 /// Items in one call at most (a bound on the call's size and the script's running time, during
 /// which Redis serves nothing else).
@@ -54,18 +54,21 @@ impl Item {
     /// them or none; its arguments (tokens, margin) are per bucket.
     pub(super) fn new(op: Op, buckets: impl IntoIterator<Item = (String, Quota, Op)>) -> Self {
         let code = match op {
-            Op::Acquire(0) | Op::Peek => "p",
+            Op::Acquire(0) | Op::Charge(0) | Op::Peek => "p",
             Op::Acquire(_) => "a",
             Op::Settled(..) => "s",
             Op::Penalize(_) => "x",
             Op::Refund(_) => "r",
             Op::Align(_) => "l",
+            Op::Charge(_) => "c",
         };
         let buckets = buckets
             .into_iter()
             .map(|(key, quota, op)| {
                 let (arg, margin) = match op {
-                    Op::Acquire(n) | Op::Refund(n) | Op::Align(n) => (u64::from(n), 0),
+                    Op::Acquire(n) | Op::Refund(n) | Op::Align(n) | Op::Charge(n) => {
+                        (u64::from(n), 0)
+                    }
                     Op::Settled(n, m) => (u64::from(n), m),
                     Op::Penalize(d) => (d, 0),
                     Op::Peek => (0, 0),
@@ -155,7 +158,7 @@ type Job = (Item, Conn, oneshot::Sender<RedisResult<Reply>>);
 pub(super) struct Caller {
     pub(super) script: Arc<Script>,
     /// The caller's clock as the script's `now`, or `None` for Redis `TIME`.
-    pub(super) now: Option<Arc<dyn crate::Clock>>,
+    pub(super) now: Option<Arc<dyn crate::clock::Clock>>,
     pub(super) slack_ms: Arc<str>,
 }
 
@@ -332,4 +335,11 @@ async fn send(jobs: Vec<Job>, caller: Caller, permit: tokio::sync::OwnedSemaphor
 
 fn gone(what: &'static str) -> RedisError {
     RedisError::from(std::io::Error::new(std::io::ErrorKind::BrokenPipe, what))
+}
+
+/// Whether every key hashes to one Cluster slot (has the same hash tag).
+pub(super) fn one_slot(keys: &[String]) -> bool {
+    let mut tags = keys.iter().map(|k| hash_tag(k));
+    let first = tags.next();
+    tags.all(|t| Some(t) == first)
 }

@@ -7,9 +7,10 @@
 -- then per item: op, the number of its buckets, and per bucket: algorithm, burst, interval in µs,
 --          arg, margin in µs
 --   op: a = acquire, s = acquire settled for a margin, p = peek, x = penalize, r = refund,
---       l = align to the tokens the remote service says are left
+--       l = align to the tokens the remote service says are left, c = charge (take, owing what
+--       is missing)
 --   algorithm: g = GCRA, f = fixed window
---   arg: tokens (a, s, r, l) or penalty in µs (x)
+--   arg: tokens (a, s, r, l, c) or penalty in µs (x)
 -- An item that takes (a, s) from several buckets takes from all of them or from none.
 -- Returns five integers per item: which of its buckets is reported (1-based: the refusing one,
 -- else the first), allowed (0|1), remaining, retry_after_us, reset_after_us.
@@ -22,6 +23,8 @@ else
 end
 local slack = tonumber(ARGV[2])
 local max_span = 4503599627370496
+-- max_span in whole milliseconds.
+local max_span_ms = 4503599627370
 local floor = math.floor
 
 local function fmt(x) return string.format('%.0f', x) end
@@ -73,7 +76,7 @@ local function gcra(key, raw, op, burst, t, arg, margin)
   if raw then stored = tonumber(raw) or 0 end
   local tat = math.max(stored, now)
   local horizon = now + span
-  if op == 'p' or (op == 'a' and arg == 0) then return g_view(tat, horizon, t) end
+  if op == 'p' or ((op == 'a' or op == 'c') and arg == 0) then return g_view(tat, horizon, t) end
   -- A plain acquire is a settled one with no margin (the horizon test already demands it).
   if op == 'a' then margin = 0 end
   if op == 'a' or op == 's' then
@@ -105,6 +108,12 @@ local function gcra(key, raw, op, burst, t, arg, margin)
     local new_tat = math.max(stored - arg * t, now)
     if new_tat <= now then put(key, '', false) else put(key, new_tat, new_tat) end
     return g_view(new_tat, horizon, t)
+  end
+  if op == 'c' then
+    local new_tat = math.min(tat + arg * t, now + max_span)
+    put(key, new_tat, new_tat)
+    if new_tat <= horizon then return 1, floor((horizon - new_tat) / t), 0, new_tat - now end
+    return 0, 0, new_tat + t - horizon, new_tat - now
   end
   if op == 'l' then
     local target = horizon - math.min(arg, burst) * t
@@ -157,7 +166,7 @@ local function window(key, raw, op, burst, t, arg, margin)
     end
     op = 'a'
   end
-  if op == 'p' or (op == 'a' and arg == 0) then return f_view(active, e, c, burst) end
+  if op == 'p' or ((op == 'a' or op == 'c') and arg == 0) then return f_view(active, e, c, burst) end
   if op == 'a' then
     if not active then e, c = now_ms + len, 0 end
     local taken = c + arg
@@ -186,6 +195,20 @@ local function window(key, raw, op, burst, t, arg, margin)
       return f_view(true, e, left, burst)
     end
     return f_view(active, e, c, burst)
+  end
+  if op == 'c' then
+    local ok, rem, retry, reset = window(key, raw, 'a', burst, t, arg, margin)
+    if ok == 1 then return ok, rem, retry, reset end
+    if not active then e, c = now_ms + len, 0 end
+    local taken = c + arg
+    -- The window fills, and stays full a window longer for each burst owed (a whole number,
+    -- computed without trusting a division's rounding).
+    local owed = taken - burst
+    local w = floor(owed / burst)
+    if w * burst < owed then w = w + 1 end
+    local ne = math.min(e + w * len, now_ms + max_span_ms)
+    f_put(key, ne, burst)
+    return 0, 0, f_until(ne), f_until(ne)
   end
   if op == 'l' then
     local used = burst - math.min(arg, burst)

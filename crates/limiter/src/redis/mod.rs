@@ -3,21 +3,23 @@
 //! concurrent requests share calls (`batch`; per slot on a Cluster).
 
 mod batch;
+mod config;
+mod conn;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-use redis::cluster_async::ClusterConnection;
 use redis::{AsyncCommands, Script};
 
 use crate::algo::Op;
+use crate::clock::micros;
 use crate::clock::{Clock, SystemClock};
 use crate::decision::Decision;
+use crate::draw::check_capacity;
 use crate::draw::{self, Draw, Drawn};
 use crate::error::LimiterError;
-use crate::memory::{MemoryStore, check_capacity, micros};
+use crate::memory::MemoryStore;
 use crate::metrics::{
     Outcome, Store as MetricStore, record_decision, record_fallback, record_store_error,
 };
@@ -25,169 +27,19 @@ use crate::quota::Quota;
 use crate::slots::{Lease, Slots};
 use batch::{Batcher, Caller, Item, Reply};
 
-const STORE: &str = "redis";
-
-/// Where the Redis store reads "now".
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum TimeSource {
-    /// Redis `TIME`, inside the script: every instance shares the server's clock (the default).
-    #[default]
-    Server,
-    /// The caller's clock, passed to the script — for deployments whose Redis forbids `TIME` in
-    /// scripts, and for tests that control time.
-    Client(Arc<dyn Clock>),
-}
-
-impl std::fmt::Debug for TimeSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TimeSource::Server => "Server",
-            TimeSource::Client(_) => "Client",
-        })
-    }
-}
-
-/// What a decision does when Redis cannot answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum FailurePolicy {
-    /// Decide with a local in-memory store holding the same quotas, log a warning, and count it
-    /// in `apistend_limiter_fallbacks_total` (the default: an outage of the limiter must not stop
-    /// the traffic it protects).
-    #[default]
-    FailOpen,
-    /// Return [`LimiterError::Store`].
-    FailClosed,
-}
-
-/// How to reach Redis.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RedisConfig {
-    /// `redis://host:port[/db]` for a standalone server, or the seed nodes of a Cluster.
-    pub nodes: Vec<String>,
-    /// Whether `nodes` are Cluster nodes.
-    pub cluster: bool,
-    /// Prepended to every key.
-    pub key_prefix: String,
-    /// Where "now" comes from.
-    pub time: TimeSource,
-    /// What to do when Redis cannot answer.
-    pub failure: FailurePolicy,
-    /// How long one decision may wait for Redis before the failure policy applies.
-    pub timeout: Duration,
-    /// Extra key lifetime beyond the moment a bucket is full again.
-    pub ttl_slack: Duration,
-    /// After a failed connection attempt, how long to decide locally before trying again.
-    pub reconnect_after: Duration,
-}
-
-impl RedisConfig {
-    /// Parses `redis://…` (standalone) or `redis+cluster://host:port,host:port` (Cluster).
-    ///
-    /// # Errors
-    /// [`LimiterError::StoreUrl`] for a URL that is not a Redis one, or a Cluster URL without a
-    /// node.
-    pub fn from_url(url: &str) -> Result<Self, LimiterError> {
-        let url = url.trim();
-        let (nodes, cluster) = if let Some(rest) = url.strip_prefix("redis+cluster://") {
-            (
-                rest.split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(|n| format!("redis://{n}"))
-                    .collect::<Vec<_>>(),
-                true,
-            )
-        } else if url.starts_with("redis://")
-            || url.starts_with("rediss://")
-            || url.starts_with("unix://")
-        {
-            (vec![url.to_owned()], false)
-        } else {
-            return Err(LimiterError::StoreUrl {
-                url: url.to_owned(),
-                kind: crate::StoreUrlError::Unknown,
-            });
-        };
-        if nodes.is_empty() {
-            return Err(LimiterError::StoreUrl {
-                url: url.to_owned(),
-                kind: crate::StoreUrlError::NoClusterNode,
-            });
-        }
-        Ok(Self {
-            nodes,
-            cluster,
-            key_prefix: String::new(),
-            time: TimeSource::Server,
-            failure: FailurePolicy::FailOpen,
-            timeout: Duration::from_millis(250),
-            ttl_slack: Duration::from_secs(1),
-            reconnect_after: Duration::from_millis(500),
-        })
-    }
-
-    /// Sets the key prefix.
-    #[must_use]
-    pub fn with_key_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.key_prefix = prefix.into();
-        self
-    }
-
-    /// Sets the time source.
-    #[must_use]
-    pub fn with_time(mut self, time: TimeSource) -> Self {
-        self.time = time;
-        self
-    }
-
-    /// Sets the failure policy.
-    #[must_use]
-    pub fn with_failure_policy(mut self, failure: FailurePolicy) -> Self {
-        self.failure = failure;
-        self
-    }
-
-    /// Sets the per-decision timeout.
-    #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets the extra key lifetime.
-    #[must_use]
-    pub fn with_ttl_slack(mut self, slack: Duration) -> Self {
-        self.ttl_slack = slack;
-        self
-    }
-}
-
-#[derive(Clone)]
-enum Conn {
-    Single(ConnectionManager),
-    Cluster(ClusterConnection),
-}
-
-enum Target {
-    Single,
-    Cluster(Box<redis::cluster::ClusterClient>),
-}
+use batch::one_slot;
+pub use config::{FailurePolicy, RedisConfig, TimeSource};
+use conn::{Conn, Connection, STORE, error_kind, store_error, timeout_error};
 
 struct Inner {
     config: RedisConfig,
     /// Shared calls: concurrent decisions for one slot go out together.
     batcher: Batcher,
     slots: Script,
-    target: Target,
-    conn: RwLock<Option<Conn>>,
-    connecting: tokio::sync::Mutex<()>,
-    next_attempt: AtomicU64,
+    connection: Connection,
     degraded: AtomicBool,
     fallback_decisions: AtomicU64,
     fallback: MemoryStore<Arc<dyn Clock>>,
-    wall: SystemClock,
 }
 
 /// Buckets in Redis, shared by every process that uses the same Redis.
@@ -195,7 +47,7 @@ struct Inner {
 /// Each decision is one `EVALSHA` of one script (loaded again after a `SCRIPT FLUSH` or a restart),
 /// whatever the number of buckets a request draws from ([`acquire_all`](Self::acquire_all)); a
 /// Cluster routes it to the buckets' slot (one tenant's buckets share it, see
-/// [`bucket_key`](crate::bucket_key)). The decisions of concurrent callers go out together while
+/// [`bucket_key`](crate::key::bucket_key)). The decisions of concurrent callers go out together while
 /// earlier calls are in flight: up to 64 in one call, one call per slot on a Cluster. Connections
 /// are multiplexed and come back by themselves after Redis restarts; meanwhile the
 /// [`FailurePolicy`] decides.
@@ -234,30 +86,7 @@ impl RedisStore {
     /// # Errors
     /// [`LimiterError::Config`] when the URLs cannot be parsed.
     pub fn new(config: RedisConfig) -> Result<Self, LimiterError> {
-        let bad = |e: redis::RedisError| LimiterError::Config(format!("Redis URL: {e}"));
-        let (target, conn) = if config.cluster {
-            let client = redis::cluster::ClusterClientBuilder::new(config.nodes.clone())
-                .connection_timeout(config.timeout)
-                .response_timeout(config.timeout)
-                .retries(1)
-                .build()
-                .map_err(bad)?;
-            (Target::Cluster(Box::new(client)), None)
-        } else {
-            let url = config
-                .nodes
-                .first()
-                .ok_or_else(|| LimiterError::Config("no Redis URL".into()))?;
-            let client = redis::Client::open(url.as_str()).map_err(bad)?;
-            let cm_config = redis::aio::ConnectionManagerConfig::new()
-                .set_connection_timeout(Some(config.timeout))
-                .set_response_timeout(Some(config.timeout))
-                .set_number_of_retries(1)
-                .set_max_delay(Duration::from_millis(200));
-            let manager =
-                ConnectionManager::new_lazy_with_config(client, cm_config).map_err(bad)?;
-            (Target::Single, Some(Conn::Single(manager)))
-        };
+        let connection = Connection::new(&config)?;
         let fallback_clock: Arc<dyn Clock> = match &config.time {
             TimeSource::Client(clock) => Arc::clone(clock),
             TimeSource::Server => Arc::new(SystemClock::new()),
@@ -276,14 +105,10 @@ impl RedisStore {
             inner: Arc::new(Inner {
                 batcher,
                 slots: Script::new(include_str!("slots.lua")),
-                target,
-                conn: RwLock::new(conn),
-                connecting: tokio::sync::Mutex::new(()),
-                next_attempt: AtomicU64::new(0),
+                connection,
                 degraded: AtomicBool::new(false),
                 fallback_decisions: AtomicU64::new(0),
                 fallback: MemoryStore::with_clock(fallback_clock),
-                wall: SystemClock::new(),
                 config,
             }),
         })
@@ -379,6 +204,73 @@ impl RedisStore {
         first.map(Drawn::taken).ok_or(LimiterError::NothingToDraw)
     }
 
+    /// `op` on `key`'s bucket (see [`MemoryStore::apply`]).
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    pub async fn apply(&self, key: &str, quota: &Quota, op: Op) -> Result<Decision, LimiterError> {
+        match op.taking() {
+            Some(n) => self.take(key, quota, n, op).await,
+            None => self.run(key, quota, op).await,
+        }
+    }
+
+    /// `op` on each bucket, in one script call when they share a slot (see
+    /// [`MemoryStore::apply_all`]).
+    ///
+    /// # Errors
+    /// As [`acquire_all`](Self::acquire_all).
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    pub async fn apply_all(
+        &self,
+        buckets: &[(&str, Quota)],
+        op: Op,
+    ) -> Result<Drawn, LimiterError> {
+        if op.taking().is_some() {
+            let draws: Vec<Draw<'_>> = buckets.iter().map(|(k, q)| Draw::of(k, *q, op)).collect();
+            return self.acquire_all(&draws).await;
+        }
+        let Some((_, first)) = buckets.first() else {
+            return Err(LimiterError::NothingToDraw);
+        };
+        let full: Vec<String> = buckets.iter().map(|(k, _)| self.full_key(k)).collect();
+        if self.inner.config.cluster && !one_slot(&full) {
+            let mut reported = None;
+            for (key, quota) in buckets {
+                let d = self.run(key, quota, op).await?;
+                reported.get_or_insert(d);
+            }
+            return reported
+                .map(Drawn::taken)
+                .ok_or(LimiterError::NothingToDraw);
+        }
+        let item = Item::new(
+            op,
+            full.iter()
+                .zip(buckets)
+                .map(|(k, (_, q))| (k.clone(), *q, op)),
+        );
+        match self.decide(item).await {
+            Ok((_, reply)) => {
+                self.answered();
+                Ok(Drawn::taken(decision(first, reply)))
+            }
+            Err(err) => {
+                let local: Vec<(&str, Quota)> = full
+                    .iter()
+                    .zip(buckets)
+                    .map(|(k, (_, q))| (k.as_str(), *q))
+                    .collect();
+                self.fail(err, || self.inner.fallback.apply_all(&local, op))?
+            }
+        }
+    }
+
     /// `acquire` and `acquire_settled`: checked, run, counted.
     async fn take(
         &self,
@@ -442,7 +334,7 @@ impl RedisStore {
     }
 
     /// Holds no more than the `remaining` tokens the remote service reports (see
-    /// [`MemoryStore::align`](crate::MemoryStore::align)).
+    /// [`MemoryStore::align`](crate::memory::MemoryStore::align)).
     ///
     /// # Errors
     /// [`LimiterError::Store`] when Redis cannot answer and the policy is fail-closed.
@@ -463,7 +355,7 @@ impl RedisStore {
     pub async fn reset(&self, key: &str) -> Result<(), LimiterError> {
         let full = self.full_key(key);
         self.inner.fallback.reset(&full);
-        let mut conn = self.conn().await?;
+        let mut conn = self.inner.connection.get().await?;
         let fut = async {
             match &mut conn {
                 Conn::Single(c) => c.del::<_, ()>(&full).await,
@@ -524,7 +416,7 @@ impl RedisStore {
     ) -> Result<bool, LimiterError> {
         let now = self.now_arg();
         let result = async {
-            let mut conn = self.conn().await?;
+            let mut conn = self.inner.connection.get().await?;
             let mut invocation = self.inner.slots.key(&lease.key);
             invocation
                 .arg(op.to_string())
@@ -585,7 +477,7 @@ impl RedisStore {
     /// # Errors
     /// [`LimiterError::Store`] when it does not.
     pub async fn ping(&self) -> Result<(), LimiterError> {
-        let mut conn = self.conn().await?;
+        let mut conn = self.inner.connection.get().await?;
         let fut = async {
             match &mut conn {
                 Conn::Single(c) => redis::cmd("PING").query_async::<String>(c).await,
@@ -624,7 +516,7 @@ impl RedisStore {
                 self.answered();
                 Ok(decision)
             }
-            Err(err) => self.fail(err, || self.inner.fallback.apply(&full, quota, op)),
+            Err(err) => self.fail(err, || self.inner.fallback.step(&full, quota, op)),
         }
     }
 
@@ -655,7 +547,7 @@ impl RedisStore {
     /// One item decided by Redis in the next shared call for its slot, within the timeout.
     async fn decide(&self, item: Item) -> Result<Reply, LimiterError> {
         let fut = async {
-            let conn = self.conn().await?;
+            let conn = self.inner.connection.get().await?;
             self.inner
                 .batcher
                 .decide(item, conn)
@@ -675,61 +567,6 @@ impl RedisStore {
             TimeSource::Client(clock) => clock.now().to_string(),
         }
     }
-
-    async fn conn(&self) -> Result<Conn, LimiterError> {
-        if let Some(conn) = self
-            .inner
-            .conn
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return Ok(conn.clone());
-        }
-        let Target::Cluster(client) = &self.inner.target else {
-            return Err(store_error(not_connected()));
-        };
-        let now = self.inner.wall.now();
-        if now < self.inner.next_attempt.load(Ordering::Relaxed) {
-            return Err(store_error(not_connected()));
-        }
-        // One connection attempt at a time; the others decide by the policy meanwhile.
-        let Ok(_guard) = self.inner.connecting.try_lock() else {
-            return Err(store_error(not_connected()));
-        };
-        if let Some(conn) = self
-            .inner
-            .conn
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return Ok(conn.clone());
-        }
-        match tokio::time::timeout(self.inner.config.timeout * 4, client.get_async_connection())
-            .await
-        {
-            Ok(Ok(conn)) => {
-                let conn = Conn::Cluster(conn);
-                *self
-                    .inner
-                    .conn
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(conn.clone());
-                Ok(conn)
-            }
-            other => {
-                self.inner.next_attempt.store(
-                    now + micros(self.inner.config.reconnect_after),
-                    Ordering::Relaxed,
-                );
-                Err(store_error(match other {
-                    Ok(Err(e)) => e,
-                    _ => timeout_error(),
-                }))
-            }
-        }
-    }
 }
 
 /// The decision the script reported for a bucket of `quota`.
@@ -742,44 +579,4 @@ fn decision(quota: &Quota, [allowed, remaining, retry, reset]: [i64; 4]) -> Deci
         u(retry),
         u(reset),
     )
-}
-
-/// Whether every key hashes to one Cluster slot (has the same hash tag).
-fn one_slot(keys: &[String]) -> bool {
-    let mut tags = keys.iter().map(|k| batch::hash_tag(k));
-    let first = tags.next();
-    tags.all(|t| Some(t) == first)
-}
-
-fn store_error(e: redis::RedisError) -> LimiterError {
-    LimiterError::Store {
-        store: STORE,
-        source: Box::new(e),
-    }
-}
-
-fn timeout_error() -> redis::RedisError {
-    redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "Redis did not answer in time",
-    ))
-}
-
-fn not_connected() -> redis::RedisError {
-    redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::NotConnected,
-        "not connected to Redis (retrying)",
-    ))
-}
-
-fn error_kind(err: &LimiterError) -> &'static str {
-    match err {
-        LimiterError::Store { source, .. } => match source.downcast_ref::<redis::RedisError>() {
-            Some(e) if e.is_timeout() => "timeout",
-            Some(e) if e.is_io_error() || e.is_connection_dropped() => "connection",
-            Some(_) => "response",
-            None => "other",
-        },
-        _ => "other",
-    }
 }

@@ -19,7 +19,12 @@ pub enum RefOp {
     Refund(u32),
     /// The remote service says this many tokens are left.
     Align(u32),
+    /// Take `n` tokens, owing what is missing.
+    Charge(u32),
 }
+
+/// The longest span a quota may have, in µs (the engine's cap on what a bucket may owe).
+pub const MAX_SPAN_US: u64 = 1 << 52;
 
 /// The figures the model predicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +108,21 @@ impl RefGcra {
                 }
                 report(self.tat.get(key).copied().unwrap_or(0).max(now))
             }
+            RefOp::Charge(0) => report(tat),
+            RefOp::Charge(n) => {
+                let new = (tat + i128::from(n) * t).min(now + i128::from(MAX_SPAN_US));
+                self.tat.insert(key.to_owned(), new);
+                let horizon = now + b * t;
+                RefDecision {
+                    allowed: new <= horizon,
+                    remaining: tokens(new),
+                    retry_us: if new <= horizon {
+                        0
+                    } else {
+                        (new + t - horizon) as u64
+                    },
+                }
+            }
             RefOp::Refund(n) => {
                 if stored > now {
                     let back = stored - i128::from(n) * t;
@@ -148,6 +168,34 @@ impl RefWindow {
             };
         }
         self.acquire(key, now, burst, t, n)
+    }
+
+    /// Takes `n`, owing what is missing: a full window stays full a window longer for each burst
+    /// owed.
+    pub fn charge(&mut self, key: &str, now: u64, burst: u32, t: u64, n: u32) -> RefDecision {
+        let len_ms = (u64::from(burst) * t).div_ceil(1000).max(1);
+        let now_ms = now / 1000;
+        let (end, count) = match self.windows.get(key) {
+            Some(&(end, count)) if end > now_ms => (end, count),
+            _ => (now_ms + len_ms, 0),
+        };
+        let taken = count + u64::from(n);
+        if taken <= u64::from(burst) {
+            self.windows.insert(key.to_owned(), (end, taken));
+            return RefDecision {
+                allowed: true,
+                remaining: u64::from(burst) - taken,
+                retry_us: 0,
+            };
+        }
+        let windows = (taken - u64::from(burst)).div_ceil(u64::from(burst));
+        let end = (end + windows * len_ms).min(now_ms + MAX_SPAN_US / 1000);
+        self.windows.insert(key.to_owned(), (end, u64::from(burst)));
+        RefDecision {
+            allowed: false,
+            remaining: 0,
+            retry_us: end * 1000 - now,
+        }
     }
 
     pub fn acquire(&mut self, key: &str, now: u64, burst: u32, t: u64, n: u32) -> RefDecision {

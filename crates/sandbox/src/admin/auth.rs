@@ -9,11 +9,11 @@ use axum::middleware::Next;
 use http::{HeaderValue, Response, StatusCode};
 
 use super::problem::problem;
-use crate::AppState;
+use crate::state::AppState;
 
-/// The admin API's own bucket by default: 50 requests at once, 20 per second.
+/// The admin API's own bucket by default: 50 requests at once, and
+/// [`crate::config::ADMIN_PER_SECOND`] a second.
 const ADMIN_BURST: u32 = 50;
-pub(crate) const ADMIN_PER_SECOND: u32 = 20;
 
 /// Failed logins from one client address: 10 at once, then one per 2 s (30 a minute), so a
 /// guessed token costs a guesser minutes per hundred, and an operator who mistyped waits seconds.

@@ -15,7 +15,7 @@ use super::problem::problem;
 /// The early answer, when the body is too large or too slow.
 pub(crate) async fn buffer_body(
     req: Request<hyper::body::Incoming>,
-    limits: crate::Limits,
+    limits: crate::state::Limits,
 ) -> Result<Request<Body>, Response<Body>> {
     use http_body_util::BodyExt;
     let (parts, body) = req.into_parts();

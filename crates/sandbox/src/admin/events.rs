@@ -24,10 +24,10 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::handlers::{BucketFilter, bucket_json, buckets_of};
-use super::openapi::Errors;
 use super::problem::{ApiError, bad_query};
+use super::schema::Errors;
 use super::schema::{FeedEventName as Name, FeedQuery};
-use crate::AppState;
+use crate::state::AppState;
 use crate::watch::{Feed, Seen};
 
 /// Buckets in one page of the feed, unless it asks for fewer (at most [`MAX_PAGE`]).
@@ -169,7 +169,7 @@ impl Run {
 
     /// The `buckets` and `rates` of this interval (or `gone`, when the sandbox was deleted).
     async fn tick(&mut self) {
-        let at_ms = crate::clock::unix_now_us() / 1000;
+        let at_ms = apistend_answers::clock::unix_now_us() / 1000;
         let Some(s) = self.state.tenants.get(&self.sandbox) else {
             self.pending
                 .push(event(Name::Gone, &json!({"sandbox": self.sandbox})));

@@ -10,18 +10,18 @@ use axum::extract::{Path, Query, State};
 use axum::response::IntoResponse;
 use http::{Response, StatusCode};
 
-use super::openapi::Errors;
 use super::problem::{ApiError, bad_query, json_response, no_content};
 pub(super) use super::schema::BucketFilter;
+use super::schema::Errors;
 use super::schema::{
     App, Bucket, ChaosBody, CreateBody, GroupInfo, IssuedKey, LimitBody, ListQuery, Sandbox,
     ServiceInfo, SettingsBody, millis,
 };
-use crate::AppState;
 use crate::buckets::{self, Owner};
+use crate::state::AppState;
 
 /// The answer of a failed tenants operation, by its kind (a sandbox gone meanwhile is a 404).
-fn failed(e: crate::SandboxError) -> Response<Body> {
+fn failed(e: crate::error::SandboxError) -> Response<Body> {
     ApiError::from(e).into_response()
 }
 
@@ -39,7 +39,7 @@ fn read<T: serde::Serialize>(
 
 /// The answer of a removal: 204, or a 404 saying what was not there.
 fn removed(
-    result: Result<bool, crate::SandboxError>,
+    result: Result<bool, crate::error::SandboxError>,
     missing: impl FnOnce() -> String,
 ) -> Response<Body> {
     match result {
@@ -509,7 +509,7 @@ pub(super) fn bucket_json(
     let ms = |t: std::time::Duration| u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
     let locked_for = state
         .lockouts
-        .locked_for(b.service, &b.key, crate::clock::unix_now())
+        .locked_for(b.service, &b.key, apistend_answers::clock::unix_now())
         .map(|secs| ms(std::time::Duration::from_secs_f64(secs)));
     Bucket {
         key: b.key.clone(),
@@ -593,7 +593,7 @@ pub(super) async fn reset(
         }
     }
     for (service, key) in locked_owners {
-        crate::lockout::clear(&state, service, &key).await;
+        state.lockouts.clear(service, &key).await;
     }
     no_content()
 }

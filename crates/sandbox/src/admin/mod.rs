@@ -27,12 +27,12 @@ use axum::middleware;
 use axum::routing::{delete, get, post, put};
 use http::{Response, StatusCode};
 
-pub(crate) use auth::{ADMIN_PER_SECOND, Peer, admin_quota, login};
+pub(crate) use auth::{Peer, admin_quota, login};
 pub(crate) use body::buffer_body;
 pub(crate) use openapi::document_for;
 pub(crate) use problem::problem;
 
-use crate::AppState;
+use crate::state::AppState;
 use handlers::{
     add_app, create, delete_one, get_one, get_settings, inspect, issue_key, list, list_apps,
     list_keys, put_settings, remove_app, reset, revoke_key, scenarios, services, set_limit,

@@ -9,9 +9,9 @@ use axum::extract::State;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoResponses, Modify, OpenApi};
+use utoipa::{Modify, OpenApi};
 
-use crate::AppState;
+use crate::state::AppState;
 
 use super::events::__path_events;
 use super::handlers::{
@@ -21,34 +21,6 @@ use super::handlers::{
     __path_services, __path_set_limit,
 };
 use super::schema::Problem;
-
-/// What any management route may answer besides its success, each as problem details.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // a description of answers, never built
-pub(super) enum Errors {
-    /// The request cannot be read: a body that is not the JSON asked for, a query that does not
-    /// parse, a key it does not know.
-    #[response(status = 400, content_type = "application/problem+json")]
-    BadRequest(Problem),
-    /// No admin token, or the wrong one.
-    #[response(status = 401, content_type = "application/problem+json")]
-    Unauthorized(Problem),
-    /// What the path names is not there (a sandbox, a key, a service or group).
-    #[response(status = 404, content_type = "application/problem+json")]
-    NotFound(Problem),
-    /// It reads, but a value is not acceptable (a quota that is not one, an unknown scenario).
-    #[response(status = 422, content_type = "application/problem+json")]
-    Unprocessable(Problem),
-    /// The management API's own rate limit (see `RateLimit-Policy`); `Retry-After` says when.
-    #[response(status = 429, content_type = "application/problem+json")]
-    TooManyRequests(Problem),
-    /// The sandbox failed (its data file could not be written, and the like; logged).
-    #[response(status = 500, content_type = "application/problem+json")]
-    Internal(Problem),
-    /// The rate-limit store (Redis) does not answer.
-    #[response(status = 503, content_type = "application/problem+json")]
-    Unavailable(Problem),
-}
 
 #[derive(OpenApi)]
 #[openapi(

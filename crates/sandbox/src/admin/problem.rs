@@ -5,7 +5,7 @@ use axum::extract::rejection::QueryRejection;
 use http::{HeaderValue, Response, StatusCode};
 use serde_json::json;
 
-use crate::SandboxError;
+use crate::error::SandboxError;
 
 /// An error as RFC 9457 problem details.
 pub(crate) fn problem(status: StatusCode, title: &str, detail: &str) -> Response<Body> {

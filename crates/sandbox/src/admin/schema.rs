@@ -3,6 +3,7 @@
 
 use apistend_catalog::GroupOverride;
 use serde::{Deserialize, Serialize};
+use utoipa::IntoResponses;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::tenants::{AppRecord, LimitRecord, SandboxRecord, SettingsRecord};
@@ -410,6 +411,34 @@ mod page {
     pub(super) fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
         Option::<usize>::deserialize(d)?.map(checked).transpose()
     }
+}
+
+/// What any management route may answer besides its success, each as problem details.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // a description of answers, never built
+pub(super) enum Errors {
+    /// The request cannot be read: a body that is not the JSON asked for, a query that does not
+    /// parse, a key it does not know.
+    #[response(status = 400, content_type = "application/problem+json")]
+    BadRequest(Problem),
+    /// No admin token, or the wrong one.
+    #[response(status = 401, content_type = "application/problem+json")]
+    Unauthorized(Problem),
+    /// What the path names is not there (a sandbox, a key, a service or group).
+    #[response(status = 404, content_type = "application/problem+json")]
+    NotFound(Problem),
+    /// It reads, but a value is not acceptable (a quota that is not one, an unknown scenario).
+    #[response(status = 422, content_type = "application/problem+json")]
+    Unprocessable(Problem),
+    /// The management API's own rate limit (see `RateLimit-Policy`); `Retry-After` says when.
+    #[response(status = 429, content_type = "application/problem+json")]
+    TooManyRequests(Problem),
+    /// The sandbox failed (its data file could not be written, and the like; logged).
+    #[response(status = 500, content_type = "application/problem+json")]
+    Internal(Problem),
+    /// The rate-limit store (Redis) does not answer.
+    #[response(status = 503, content_type = "application/problem+json")]
+    Unavailable(Problem),
 }
 
 #[cfg(test)]

@@ -6,77 +6,63 @@
 //! one ([`super::egress`]; 403 otherwise), until it goes quiet for the idle timeout
 //! ([`super::tunnel`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use http::{Request, Response, StatusCode};
+use http::{Response, StatusCode, Uri};
 
-use crate::server::{Server, Surface};
-use crate::transport::Phase;
+use super::egress::Egress;
+use crate::state::AppState;
 
 /// How long a passthrough tunnel may take to reach its host.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub(crate) async fn handle(
-    server: Arc<Server>,
-    req: Request<hyper::body::Incoming>,
-    phase: Arc<Phase>,
-) -> Response<Body> {
-    let Some((host, port)) = req
-        .uri()
+/// What a `CONNECT` opens.
+pub(crate) enum Opened {
+    /// A tunnel to a hostname of the definitions: its requests are emulated (over TLS, or
+    /// plain when the port is 80).
+    Emulated { host: String, port: u16 },
+    /// A passthrough tunnel, and its upstream connection.
+    Passthrough(tokio::net::TcpStream),
+    /// No tunnel: the answer says why.
+    Refused(Response<Body>),
+}
+
+/// What the `CONNECT` to `uri`'s authority opens; a passthrough tunnel only where `egress`
+/// lets it.
+pub(crate) async fn open(state: &AppState, egress: &Egress, uri: &Uri) -> Opened {
+    let Some((host, port)) = uri
         .authority()
         .and_then(|a| Some((a.host().to_ascii_lowercase(), a.port_u16()?)))
     else {
-        return refusal(
+        return Opened::Refused(refusal(
             StatusCode::BAD_REQUEST,
             "CONNECT needs host:port; there is no default port (RFC 9110 §9.3.6)",
-        );
+        ));
     };
-    let state = &server.state;
     if state.catalog.by_hostname(&host).is_some() {
-        tokio::spawn(async move {
-            let Ok(upgraded) = hyper::upgrade::on(req).await else {
-                return;
-            };
-            phase.tunnel();
-            let io = hyper_util::rt::TokioIo::new(upgraded);
-            if port == 80 {
-                server.connection(io, Surface::Emulation, None);
-            } else {
-                server.tls_connection(io, Some(&host)).await;
-            }
-        });
-        return Response::new(Body::empty());
+        return Opened::Emulated { host, port };
     }
     if !state.passthrough {
-        return refusal(StatusCode::BAD_GATEWAY, &unknown_host(state, &host));
+        return Opened::Refused(refusal(
+            StatusCode::BAD_GATEWAY,
+            &unknown_host(state, &host),
+        ));
     }
-    let upstream = match tokio::time::timeout(DIAL_TIMEOUT, dial(&server, &host, port)).await {
-        Ok(Ok(stream)) => stream,
-        Ok(Err(refused)) => return refused,
-        Err(_) => {
-            return refusal(
-                StatusCode::GATEWAY_TIMEOUT,
-                &format!("passthrough: {host}:{port} did not answer within {DIAL_TIMEOUT:?}"),
-            );
-        }
-    };
-    let idle = state.limits.idle_timeout;
-    tokio::spawn(async move {
-        let Ok(upgraded) = hyper::upgrade::on(req).await else {
-            return;
-        };
-        phase.tunnel();
-        super::tunnel::carry(hyper_util::rt::TokioIo::new(upgraded), upstream, idle).await;
-    });
-    Response::new(Body::empty())
+    match tokio::time::timeout(DIAL_TIMEOUT, dial(egress, &host, port)).await {
+        Ok(Ok(stream)) => Opened::Passthrough(stream),
+        Ok(Err(refused)) => Opened::Refused(refused),
+        Err(_) => Opened::Refused(refusal(
+            StatusCode::GATEWAY_TIMEOUT,
+            &format!("passthrough: {host}:{port} did not answer within {DIAL_TIMEOUT:?}"),
+        )),
+    }
 }
 
 /// A connection to `host:port` for a passthrough tunnel, at an address the passthrough may reach
 /// (the one checked is the one dialled); a refusal to answer otherwise.
 async fn dial(
-    server: &Server,
+    egress: &Egress,
     host: &str,
     port: u16,
 ) -> Result<tokio::net::TcpStream, Response<Body>> {
@@ -89,7 +75,7 @@ async fn dial(
     let mut refused = None;
     let mut failed = None;
     for addr in addrs {
-        if let Err(why) = server.egress.check(addr) {
+        if let Err(why) = egress.check(addr) {
             refused.get_or_insert(why);
             continue;
         }
@@ -118,7 +104,7 @@ async fn dial(
 }
 
 /// The 502 for a host no definition claims: it names the ones there are.
-pub(crate) fn unknown_host(state: &crate::AppState, host: &str) -> String {
+pub(crate) fn unknown_host(state: &AppState, host: &str) -> String {
     let mut known: Vec<&str> = state
         .catalog
         .services()

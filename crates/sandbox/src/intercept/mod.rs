@@ -5,7 +5,7 @@
 
 pub(crate) mod connect;
 pub(crate) mod egress;
-mod tunnel;
+pub(crate) mod tunnel;
 
 use apistend_catalog::{Catalog, ServiceId};
 use http::{HeaderMap, Uri};

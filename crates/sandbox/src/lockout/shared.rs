@@ -11,7 +11,7 @@ use std::time::Duration;
 use apistend_catalog::{Catalog, Lockout, ServiceId};
 use redis::RedisResult;
 
-use super::{Lockouts, Remote};
+use super::local::{Lockouts, Remote};
 use crate::sync::Conn;
 
 /// Every lock: member `service owner` (a newline between), score its end in Unix seconds.
@@ -139,7 +139,10 @@ impl SharedLockouts {
                 let Some(lockouts) = held.upgrade() else {
                     break;
                 };
-                match me.active(&catalog, crate::clock::unix_now()).await {
+                match me
+                    .active(&catalog, apistend_answers::clock::unix_now())
+                    .await
+                {
                     Ok(locks) => lockouts.follow(locks),
                     // Redis away: keep the last locks; they end when they end.
                     Err(e) => tracing::debug!(error = %e, "could not read the shared lockouts"),

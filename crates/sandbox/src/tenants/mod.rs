@@ -121,7 +121,7 @@ impl Tenants {
     /// # Errors
     /// As [`open_with`](Self::open_with).
     pub fn open(dir: &Path) -> Result<Self, SandboxError> {
-        Self::open_with(dir, crate::DEFAULT_MAX_DELAY_MS)
+        Self::open_with(dir, crate::config::DEFAULT_MAX_DELAY_MS)
     }
 
     /// Takes the data directory `dir` and loads its data file, checking latencies against
@@ -430,7 +430,7 @@ impl Tenants {
 
     /// A revision later than every one seen.
     fn next_rev(&self) -> u64 {
-        let now = crate::clock::unix_now_us();
+        let now = apistend_answers::clock::unix_now_us();
         let mut current = self.clock.load(Ordering::Relaxed);
         loop {
             let next = now.max(current + 1);
@@ -644,14 +644,9 @@ fn new_record(name: &str, key: &str) -> Result<SandboxRecord, SandboxError> {
         }],
         limits: Vec::new(),
         settings: SettingsRecord::default(),
-        created_at: crate::clock::rfc3339(crate::clock::unix_now()),
+        created_at: apistend_answers::clock::rfc3339(apistend_answers::clock::unix_now()),
         rev: 0,
     })
-}
-
-/// A random id of an emulated answer (an Apify run, a dataset): not a secret.
-pub(crate) fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{:016x}", fastrand::u64(..))
 }
 
 /// A random API key (128 bits from the operating system's generator).
@@ -666,7 +661,7 @@ pub fn new_key() -> Result<String, SandboxError> {
 #[cfg(fuzzing)]
 pub(crate) fn fuzz_read(bytes: &[u8]) {
     if let Ok(data) = serde_json::from_slice::<DataFile>(bytes) {
-        let _ = data.check(crate::DEFAULT_MAX_DELAY_MS);
+        let _ = data.check(crate::config::DEFAULT_MAX_DELAY_MS);
         let _ = Index::rebuild(data, &HashMap::default());
     }
     if let Ok(record) = serde_json::from_slice::<Shared>(bytes) {

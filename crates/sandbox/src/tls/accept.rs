@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_rustls::StartHandshake;
 use tokio_rustls::server::TlsStream;
 
-use super::Certificates;
+use super::certs::Certificates;
 
 /// A fatal `unrecognized_name` alert record (content type 21, TLS 1.2 record version, length
 /// 2, level fatal, description 112). Written by hand: rustls sends alerts only once a

@@ -17,7 +17,7 @@ use rcgen::{
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use super::TlsError;
+use super::error::TlsError;
 
 /// The certificate clients trust.
 pub const CA_CERT_FILE: &str = "apistend-ca.pem";

@@ -9,7 +9,8 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
-use super::{LocalCa, TlsError};
+use super::ca::LocalCa;
+use super::error::TlsError;
 
 /// The names of the certificate for a connection that names no server (by IP address).
 pub(crate) const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];

@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch, as a float.
-pub(crate) fn unix_now() -> f64 {
+pub fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -11,7 +11,7 @@ pub(crate) fn unix_now() -> f64 {
 }
 
 /// Microseconds since the Unix epoch.
-pub(crate) fn unix_now_us() -> u64 {
+pub fn unix_now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
@@ -20,7 +20,7 @@ pub(crate) fn unix_now_us() -> u64 {
 /// `2026-11-30T05:20:11Z` for a Unix time in seconds (whole seconds, UTC). Error bodies carry
 /// it (WB's 429s), so each thread keeps the last second it formatted: at tens of thousands of
 /// refusals a second, that is one formatting a second instead of one each.
-pub(crate) fn rfc3339(unix_secs: f64) -> String {
+pub fn rfc3339(unix_secs: f64) -> String {
     thread_local! {
         static LAST: std::cell::RefCell<(i64, String)> =
             const { std::cell::RefCell::new((i64::MIN, String::new())) };
@@ -44,7 +44,7 @@ fn format_utc(whole: i64) -> String {
 }
 
 /// `2026-11-30T05:20:11+00:00` (Bitrix24 writes its offset).
-pub(crate) fn rfc3339_offset(unix_secs: f64) -> String {
+pub fn rfc3339_offset(unix_secs: f64) -> String {
     let utc = rfc3339(unix_secs);
     match utc.strip_suffix('Z') {
         Some(stem) => format!("{stem}+00:00"),

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Refusal, Success};
+use crate::answer::{Refusal, Success};
 use crate::call::Call;
 
 fn deal(id: u64) -> Value {
@@ -20,7 +20,7 @@ pub(crate) fn answer(
     method: &str,
     call: &Call,
     batch_max: u32,
-    documented: &super::b24_methods::B24Methods,
+    documented: &crate::b24_methods::B24Methods,
 ) -> Option<Result<Success, Refusal>> {
     let id = call
         .param("id")
@@ -127,7 +127,7 @@ fn error(status: u16, code: &str, text: &str) -> Refusal {
 fn batch(
     call: &Call,
     batch_max: u32,
-    documented: &super::b24_methods::B24Methods,
+    documented: &crate::b24_methods::B24Methods,
 ) -> Result<Success, Refusal> {
     let cmds = batch_commands(call);
     if cmds.len() > usize::try_from(batch_max).unwrap_or(usize::MAX) {

@@ -3,7 +3,7 @@
 use apistend_catalog::Operation;
 use serde_json::json;
 
-use super::Success;
+use crate::answer::Success;
 
 /// The answer of `op`.
 pub(crate) fn answer(op: &Operation) -> Success {

@@ -5,7 +5,7 @@
 use apistend_catalog::{Method, Operation};
 use serde_json::{Value, json};
 
-use super::Success;
+use crate::answer::Success;
 use crate::call::Call;
 
 fn param<'a>(op: &Operation, path: &'a str, name: &str) -> &'a str {
@@ -87,16 +87,10 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Option<Success> {
             return Some(Success::new(204, Value::Null));
         }
         (Method::Post, "/v2/actors/{actorId}/runs") => {
-            return Some(Success::new(
-                201,
-                run(&crate::tenants::new_id("run"), p("actorId")),
-            ));
+            return Some(Success::new(201, run(&new_id("run"), p("actorId"))));
         }
         (Method::Post, "/v2/actor-tasks/{actorTaskId}/runs") => {
-            return Some(Success::new(
-                201,
-                run(&crate::tenants::new_id("run"), "task-actor"),
-            ));
+            return Some(Success::new(201, run(&new_id("run"), "task-actor")));
         }
         (Method::Get, "/v2/actor-runs/{runId}") => {
             let mut r = run(p("runId"), "actor");
@@ -108,4 +102,9 @@ pub(crate) fn answer(op: &Operation, call: &Call) -> Option<Success> {
         _ => return None,
     };
     Some(Success::ok(body))
+}
+
+/// An id of the kind Apify gives its objects (`run_…`).
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{:016x}", fastrand::u64(..))
 }

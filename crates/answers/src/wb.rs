@@ -4,7 +4,7 @@
 use apistend_catalog::Operation;
 use serde_json::json;
 
-use super::Success;
+use crate::answer::Success;
 
 /// WB's answers that depend on the request (`/ping`'s time); the examples answer the rest.
 pub(crate) fn answer(op: &Operation) -> Option<Success> {

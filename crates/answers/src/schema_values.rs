@@ -4,8 +4,6 @@
 
 use serde_json::{Value, json};
 
-use super::spec_answers::deref;
-
 /// Makes an example agree with its schema, as the walking test checks it: a value of the wrong
 /// type, or outside its enum, is replaced by one built from the schema (the vendors' examples
 /// contradict their own schemas in places — "ОСНО" where the enum says "OSNO"); properties the
@@ -287,6 +285,23 @@ fn required(s: &Value) -> impl Iterator<Item = &str> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
+}
+
+/// `v`, or what its `$ref` (a JSON pointer into `doc`) names, followed up to 8 times.
+pub(crate) fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
+    for _ in 0..8 {
+        let Some(r) = v.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(pointer) = r.strip_prefix('#') else {
+            break;
+        };
+        match doc.pointer(pointer) {
+            Some(next) => v = next,
+            None => break,
+        }
+    }
+    v
 }
 
 #[cfg(test)]

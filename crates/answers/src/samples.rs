@@ -35,11 +35,11 @@ const JPEG: &[u8] = &[
 /// A one-sheet XLSX workbook (A1: "APIStend sample"), written with Python's `zipfile` and
 /// opened with openpyxl to check it. Yandex Market sends its XLSX acts as
 /// `application/vnd.ms-excel`, so that type gets it too.
-const XLSX: &[u8] = include_bytes!("../../data/sample.xlsx");
+const XLSX: &[u8] = include_bytes!("../data/sample.xlsx");
 
 /// The body of an answer of `media` type (not JSON); `example` is the description's example,
 /// used as the text of a text type.
-pub(crate) fn file(media: &str, example: &Value) -> Vec<u8> {
+pub fn file(media: &str, example: &Value) -> Vec<u8> {
     let essence = media.split(';').next().unwrap_or("").trim();
     match essence {
         "application/pdf" => PDF.to_vec(),

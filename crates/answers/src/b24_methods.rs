@@ -9,10 +9,10 @@ use foldhash::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::SandboxError;
+use crate::error::AnswersError;
 
 /// The committed examples, zlib-compressed JSON.
-const EMBEDDED: &[u8] = include_bytes!("../../data/b24-methods.json.zlib");
+const EMBEDDED: &[u8] = include_bytes!("../data/b24-methods.json.zlib");
 
 /// Lower-cased method name → its answer body (without the `time` block).
 #[derive(Debug, Clone, Default)]
@@ -24,17 +24,17 @@ impl B24Methods {
     /// The embedded examples.
     ///
     /// # Errors
-    /// [`SandboxError::Config`] if the embedded file is corrupt (a build problem).
-    pub fn embedded() -> Result<Self, SandboxError> {
+    /// [`AnswersError`] if the embedded file is corrupt (a build problem).
+    pub fn embedded() -> Result<Self, AnswersError> {
         Self::from_file_bytes(EMBEDDED)
     }
 
     /// Reads the classic (`/rest/`) methods of methods.json.
     ///
     /// # Errors
-    /// [`SandboxError::Config`] for text that is not methods.json.
-    pub fn from_methods_json(text: &str) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("methods.json: {e}"));
+    /// [`AnswersError`] for text that is not methods.json.
+    pub fn from_methods_json(text: &str) -> Result<Self, AnswersError> {
+        let bad = |e: String| AnswersError::corrupt("methods.json", e);
         let doc: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         let list = doc
             .get("methods")
@@ -73,9 +73,9 @@ impl B24Methods {
     /// Reads a file [`to_file_bytes`](Self::to_file_bytes) wrote.
     ///
     /// # Errors
-    /// [`SandboxError::Config`] for bytes that are not such a file.
-    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("Bitrix24 methods file: {e}"));
+    /// [`AnswersError`] for bytes that are not such a file.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, AnswersError> {
+        let bad = |e: String| AnswersError::corrupt("Bitrix24 methods file", e);
         let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
             .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
         let methods: HashMap<String, Value> =

@@ -10,33 +10,39 @@ const API_KEY: HeaderName = HeaderName::from_static("api-key");
 use http::request::Parts;
 
 /// `X-Mock-Key`: the sandbox's own credential header, accepted by every service.
-pub(crate) const X_MOCK_KEY: HeaderName = HeaderName::from_static("x-mock-key");
+pub const X_MOCK_KEY: HeaderName = HeaderName::from_static("x-mock-key");
 
+/// A request as an answer source reads it.
 #[derive(Debug)]
-pub(crate) struct Call {
-    pub(crate) service: ServiceId,
-    pub(crate) method: Method,
+pub struct Call {
+    /// The service called.
+    pub service: ServiceId,
+    /// Its method.
+    pub method: Method,
     /// The path the catalog resolves (`/content/v2/cards/update`, `/rest/crm.deal.fields`).
-    pub(crate) path: String,
+    pub path: String,
     /// The host the request addressed: by its `Host` (`content-api.wildberries.ru`, a Bitrix24
     /// portal) or, for a service with several, by a path segment (`/wb/content-api/…`).
-    pub(crate) host: Option<String>,
-    pub(crate) credential: Option<String>,
+    pub host: Option<String>,
+    /// The credential, from the channel the service uses (its header, query or path).
+    pub credential: Option<String>,
     /// The other part of a credential pair (Ozon's `Client-Id`), for buckets per credential part.
-    pub(crate) credential_part: Option<String>,
+    pub credential_part: Option<String>,
     /// The method an RPC-style path names (Bitrix24's `/rest/{method}`: `crm.deal.fields`).
-    pub(crate) rpc_method: Option<String>,
-    pub(crate) query: Vec<(String, String)>,
-    pub(crate) body: Option<serde_json::Value>,
+    pub rpc_method: Option<String>,
+    /// The query's pairs, in order.
+    pub query: Vec<(String, String)>,
+    /// The body, when it is JSON (or a form, read as an object).
+    pub body: Option<serde_json::Value>,
     /// Methods of a `batch` blocked by their operating-time budget (filled by the pipeline).
-    pub(crate) blocked: Vec<String>,
+    pub blocked: Vec<String>,
     /// Whether the request had a body at all (JSON or not: multipart uploads, octet streams).
-    pub(crate) has_body: bool,
+    pub has_body: bool,
 }
 
 impl Call {
     /// `host` is the hostname the request came by, if it came by one.
-    pub(crate) fn parse(
+    pub fn parse(
         service: &Service,
         parts: &Parts,
         rest: &str,
@@ -180,7 +186,7 @@ impl Call {
     }
 
     /// A parameter from the query or the body.
-    pub(crate) fn param(&self, name: &str) -> Option<String> {
+    pub fn param(&self, name: &str) -> Option<String> {
         self.query
             .iter()
             .find(|(k, _)| k == name)
@@ -196,12 +202,12 @@ impl Call {
 
 /// A header's trimmed, non-empty text value. Names are `HeaderName` constants: a `&str` name is
 /// parsed again on every lookup, and this is on every request.
-pub(crate) fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
+pub fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(text)
 }
 
 /// A header value's trimmed, non-empty text.
-pub(crate) fn text(value: &http::HeaderValue) -> Option<&str> {
+pub fn text(value: &http::HeaderValue) -> Option<&str> {
     value.to_str().ok().map(str::trim).filter(|v| !v.is_empty())
 }
 
@@ -226,7 +232,7 @@ fn bearer_token(v: &str) -> Option<&str> {
 
 /// `a=1&b=x%20y` → pairs, percent- and plus-decoded (`application/x-www-form-urlencoded`, as
 /// form_urlencoded reads it). Malformed escapes are kept as written.
-pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
     form_urlencoded::parse(q.as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()

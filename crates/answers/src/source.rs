@@ -3,11 +3,13 @@
 
 use apistend_catalog::{AnswerSource, Operation, Service};
 
-use super::{Refusal, Success, apify, b24, ozon, wb};
+use crate::answer::{Refusal, Success};
 use crate::call::Call;
+use crate::error::AnswersError;
+use crate::{apify, b24, ozon, wb};
 
 /// What a successful call of an operation returns.
-pub(crate) trait Answers: Send + Sync {
+pub trait Answers: Send + Sync {
     /// The answer of `op` for `call`; `None` for an operation this source does not know (the
     /// service's 404).
     fn answer(
@@ -28,11 +30,11 @@ pub(crate) trait Answers: Send + Sync {
 ///
 /// # Errors
 /// When an embedded answers file is corrupt (a build problem).
-pub(crate) fn of(source: AnswerSource) -> Result<Box<dyn Answers>, crate::SandboxError> {
+pub fn source_of(source: AnswerSource) -> Result<Box<dyn Answers>, AnswersError> {
     Ok(match source {
         AnswerSource::OpenApiExamples => Box::new(OpenApi),
         AnswerSource::B24Methods => {
-            Box::new(B24Methods(super::b24_methods::B24Methods::embedded()?))
+            Box::new(B24Methods(crate::b24_methods::B24Methods::embedded()?))
         }
         AnswerSource::ApifyResources => Box::new(ApifyResources),
         AnswerSource::OzonFixtures => Box::new(OzonFixtures),
@@ -52,7 +54,7 @@ impl Answers for OpenApi {
 
 /// Bitrix24: the methods whose answer depends on the request, then every documented method's
 /// example.
-struct B24Methods(super::b24_methods::B24Methods);
+struct B24Methods(crate::b24_methods::B24Methods);
 
 impl Answers for B24Methods {
     fn answer(

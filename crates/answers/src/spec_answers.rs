@@ -1,7 +1,7 @@
 //! The answers of an OpenAPI description: each operation's first 2xx status and example (repaired
-//! against its schema, or built from it — [`super::schema_values`]), its media type, and its
+//! against its schema, or built from it — [`crate::schema_values`]), its media type, and its
 //! required query parameters and body. Imported from the official descriptions, committed as
-//! zlib JSON (`data/*-answers.json.zlib`, [`super::examples`]) and read back at start.
+//! zlib JSON (`data/*-answers.json.zlib`, [`crate::examples`]) and read back at start.
 
 use foldhash::HashMap;
 use std::path::Path;
@@ -9,10 +9,10 @@ use std::path::Path;
 use apistend_catalog::Method;
 use serde_json::{Value, json};
 
-use super::schema_values::{complete, from_schema};
-use super::{Refusal, Success};
+use crate::answer::{Refusal, Success};
 use crate::call::Call;
-use crate::error::SandboxError;
+use crate::error::AnswersError;
+use crate::schema_values::{complete, deref, from_schema};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct SpecOp {
@@ -26,7 +26,7 @@ struct SpecOp {
     /// JSON, held once, and `example` is kept as a value only where an answer needs it (a
     /// file's text); the rest is never built into a tree (MoySklad's 10 MB of examples).
     #[serde(skip)]
-    rendered: axum::body::Bytes,
+    rendered: bytes::Bytes,
     required_query: Vec<String>,
     body_required: bool,
     /// The 400 its description documents, when that is not the service's usual JSON (WB's
@@ -90,9 +90,9 @@ impl SpecOp {
     /// Renders the example as its answer's body (none for an answer without content).
     fn render(&mut self) {
         self.rendered = if self.example.is_null() {
-            axum::body::Bytes::new()
+            bytes::Bytes::new()
         } else {
-            axum::body::Bytes::from(self.example.to_string())
+            bytes::Bytes::from(self.example.to_string())
         };
     }
 }
@@ -156,27 +156,34 @@ impl SpecAnswers {
     /// service's official description.
     ///
     /// ```
-    /// let specs = apistend_sandbox::SpecAnswers::embedded("wb")?;
+    /// let specs = apistend_answers::SpecAnswers::embedded("wb")?;
     /// assert!(specs.len() > 290);
-    /// # Ok::<(), apistend_sandbox::SandboxError>(())
+    /// # Ok::<(), apistend_answers::AnswersError>(())
     /// ```
     ///
     /// # Errors
-    /// [`SandboxError::Config`] for a name no set has, or a corrupt file (a build problem).
-    pub fn embedded(name: &str) -> Result<Self, SandboxError> {
-        super::examples::embedded(name)
+    /// [`AnswersError`] for a name no set has, or a corrupt file (a build problem).
+    pub fn embedded(name: &str) -> Result<Self, AnswersError> {
+        let (_, bytes) = EMBEDDED.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let known: Vec<&str> = EMBEDDED.iter().map(|(n, _)| *n).collect();
+            AnswersError::UnknownSet {
+                name: name.to_owned(),
+                known: known.join(", "),
+            }
+        })?;
+        Self::from_file_bytes(bytes)
     }
 
     /// Reads an answers file as [`to_file_bytes`](Self::to_file_bytes) writes it.
     ///
     /// # Errors
-    /// [`SandboxError::Config`] for bytes that are not such a file.
-    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("answers file: {e}"));
+    /// [`AnswersError`] for bytes that are not such a file.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, AnswersError> {
+        let bad = |e: String| AnswersError::corrupt("answers file", e);
         let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
             .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
         // One buffer, held for as long as the answers: each example is a view into it.
-        let all = axum::body::Bytes::from(json);
+        let all = bytes::Bytes::from(json);
         let file: RawFile<'_> = serde_json::from_slice(&all).map_err(|e| bad(e.to_string()))?;
         if file.format != 1 {
             return Err(bad(format!("format {} (this build reads 1)", file.format)));
@@ -187,7 +194,7 @@ impl SpecAnswers {
                 Method::parse(&r.method).ok_or_else(|| bad(format!("method {:?}", r.method)))?;
             let text = r.example.get();
             let rendered = if text == "null" {
-                axum::body::Bytes::new()
+                bytes::Bytes::new()
             } else {
                 all.slice_ref(text.as_bytes())
             };
@@ -244,9 +251,9 @@ impl SpecAnswers {
     /// Loads every `*.yaml` of `dir` (one OpenAPI document per file).
     ///
     /// # Errors
-    /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
-    pub fn load(dir: &Path) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", dir.display()));
+    /// [`AnswersError`] naming the file that cannot be read or parsed.
+    pub fn load(dir: &Path) -> Result<Self, AnswersError> {
+        let bad = |e: String| AnswersError::corrupt(format!("OpenAPI {}", dir.display()), e);
         let mut specs = SpecAnswers::default();
         for (name, yaml) in
             apistend_catalog::wb_import::read_specs(dir).map_err(|e| bad(e.to_string()))?
@@ -260,9 +267,9 @@ impl SpecAnswers {
     /// Loads one OpenAPI document (YAML, or JSON).
     ///
     /// # Errors
-    /// [`SandboxError::Config`] naming the file that cannot be read or parsed.
-    pub fn load_file(path: &Path) -> Result<Self, SandboxError> {
-        let bad = |e: String| SandboxError::Config(format!("OpenAPI {}: {e}", path.display()));
+    /// [`AnswersError`] naming the file that cannot be read or parsed.
+    pub fn load_file(path: &Path) -> Result<Self, AnswersError> {
+        let bad = |e: String| AnswersError::corrupt(format!("OpenAPI {}", path.display()), e);
         let yaml = apistend_catalog::wb_import::read_spec(path).map_err(|e| bad(e.to_string()))?;
         let doc = serde_json::to_value(&yaml).map_err(|e| bad(e.to_string()))?;
         let mut specs = SpecAnswers::default();
@@ -345,7 +352,7 @@ impl SpecAnswers {
                         required_query,
                         body_required,
                         refusal,
-                        rendered: axum::body::Bytes::new(),
+                        rendered: bytes::Bytes::new(),
                     };
                     op.render();
                     op
@@ -355,21 +362,20 @@ impl SpecAnswers {
     }
 }
 
-pub(crate) fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
-    for _ in 0..8 {
-        let Some(r) = v.get("$ref").and_then(Value::as_str) else {
-            break;
-        };
-        let Some(pointer) = r.strip_prefix('#') else {
-            break;
-        };
-        match doc.pointer(pointer) {
-            Some(next) => v = next,
-            None => break,
-        }
-    }
-    v
-}
+/// Name → the committed answers file.
+const EMBEDDED: [(&str, &[u8]); 5] = [
+    ("wb", include_bytes!("../data/wb-answers.json.zlib")),
+    ("apify", include_bytes!("../data/apify-answers.json.zlib")),
+    ("ozon", include_bytes!("../data/ozon-answers.json.zlib")),
+    (
+        "ymarket",
+        include_bytes!("../data/ymarket-answers.json.zlib"),
+    ),
+    (
+        "moysklad",
+        include_bytes!("../data/moysklad-answers.json.zlib"),
+    ),
+];
 
 /// The first 2xx response and its example (an explicit example, the first of `examples`, or one
 /// built from the schema: its own example, else its properties' examples, as Prism does).
@@ -436,7 +442,7 @@ impl SpecAnswers {
     /// query parameters and body checked (a missing one is the service's 400; no body is an
     /// empty object when `empty_body_ok`), then its example; `None` for an operation the
     /// description does not have.
-    pub(crate) fn answer(
+    pub fn answer(
         &self,
         method: Method,
         path: &str,

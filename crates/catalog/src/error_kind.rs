@@ -1,0 +1,109 @@
+//! The error answers' vocabulary: which error ([`ErrorKind`]), what its body names
+//! ([`ErrorContext`]) and what is sent ([`ErrorAnswer`]); a service writes them its own way
+//! ([`crate::render`], [`crate::templates`]).
+
+/// Kinds of error answers a service gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Over the rate limit.
+    RateLimited,
+    /// Over a concurrency limit: too many requests in flight (MoySklad's 1073).
+    TooManyInFlight,
+    /// Bitrix24: a method's operating-time budget is spent.
+    OperatingTime,
+    /// Missing or unknown credentials.
+    Unauthorized,
+    /// Credentials without the right.
+    Forbidden,
+    /// Nothing at this path.
+    NotFound,
+    /// A conflict (WB: counts as several requests).
+    Conflict,
+    /// A request the service rejects, with the reason.
+    BadRequest(String),
+    /// A client locked out after repeated violations (amoCRM's 403).
+    Locked,
+    /// The service failed.
+    ServerError,
+    /// The service is down for a while.
+    Unavailable,
+    /// The request body is larger than the service takes (413), with the reason.
+    TooLarge(String),
+    /// The request body did not arrive in time (408), with the reason.
+    RequestTimeout(String),
+    /// No answer in time from behind the service's gateway (504: the `timeout` scenario).
+    GatewayTimeout,
+}
+
+/// Per-request values an error body carries.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ErrorContext<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// RFC 3339 UTC time of the answer.
+    pub timestamp: &'a str,
+    /// The capacity of the bucket that refused, for messages that name it.
+    pub limit: u32,
+    /// Whole seconds until a retry may pass, for bodies that say so.
+    pub retry_after: u64,
+}
+
+impl<'a> ErrorContext<'a> {
+    /// A context.
+    pub fn new(request_id: &'a str, timestamp: &'a str, limit: u32) -> Self {
+        Self {
+            request_id,
+            timestamp,
+            limit,
+            retry_after: 0,
+        }
+    }
+
+    /// The same context, with the pause before a retry.
+    #[must_use]
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = secs;
+        self
+    }
+}
+
+/// An error answer: status, content type and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorAnswer {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: String,
+}
+
+pub(crate) fn status_text(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        402 => "Payment Required",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        412 => "Precondition Failed",
+        420 => "Enhance Your Calm",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Error",
+    }
+}
+
+/// Bitrix24's error code of a request over the limit (its 503).
+pub(crate) const B24_RATE_LIMIT_CODE: &str = "QUERY_LIMIT_EXCEEDED";
+
+/// Bitrix24's error code of a method whose operating time is spent (its 429).
+pub(crate) const B24_OPERATING_TIME_CODE: &str = "OPERATION_TIME_LIMIT";

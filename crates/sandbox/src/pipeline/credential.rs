@@ -1,0 +1,60 @@
+//! Stage 3, the credential: whose request it is, and so whose buckets it draws from. An unknown
+//! credential spends tokens too (its own buckets); it is refused after the limit (stage 5).
+
+use std::sync::Arc;
+
+use apistend_catalog::{ErrorKind, Resolved};
+use axum::body::Body;
+use http::Response;
+
+use super::limit::Admitted;
+use super::seen::Seen;
+use crate::buckets::Owner;
+use crate::state::AppState;
+use apistend_answers::call::Call;
+
+/// The caller of a request.
+pub(super) struct Caller {
+    /// Whose buckets.
+    pub(super) owner: Owner,
+    /// Whether the credential is a sandbox's (a key or a Bitrix24 application's token).
+    known: bool,
+}
+
+/// The caller of `call`, noted in `seen` for the metrics and the dashboard.
+pub(super) fn identify(
+    state: &AppState,
+    call: &Call,
+    resolved: &Resolved<'_>,
+    seen: &mut Seen,
+) -> Caller {
+    let presented = call.credential.as_deref();
+    let principal = presented.and_then(|c| state.tenants.lookup(c));
+    let owner = Owner::new(
+        principal.as_ref(),
+        presented,
+        call.credential_part.as_deref(),
+    );
+    seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
+    if state.watch.watched() {
+        seen.watched = owner
+            .view
+            .as_ref()
+            .map(|v| (Arc::clone(&v.sandbox), Arc::clone(&owner.key)));
+    }
+    Caller {
+        owner,
+        known: principal.is_some(),
+    }
+}
+
+impl Caller {
+    /// The service's 401 for a credential no sandbox has, once its token is spent.
+    pub(super) fn require(&self, admitted: &Admitted<'_>) -> Result<(), Response<Body>> {
+        if self.known {
+            Ok(())
+        } else {
+            Err(admitted.refuse(&ErrorKind::Unauthorized))
+        }
+    }
+}

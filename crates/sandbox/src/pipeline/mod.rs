@@ -1,0 +1,126 @@
+//! The emulation pipeline: a request through the stages docs/architecture.md lists, in their
+//! order, one file each. A stage passes the request on (`Ok`) or answers it itself (`Err`, the
+//! response); a new stage is a new file and one line in [`stages`].
+
+// A stage's early answer is the response itself, moved one frame up to `stages`: boxing it
+// would add an allocation to every refusal (the rejected path of the gateway bench).
+#![allow(clippy::result_large_err)]
+
+mod answer;
+mod body;
+mod chaos;
+mod cost;
+mod credential;
+mod limit;
+mod lockout;
+mod meta;
+mod observe;
+mod operating;
+mod respond;
+mod route;
+mod seen;
+mod slots;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use http::{Request, Response};
+
+pub(crate) use route::Route;
+
+use crate::buckets::Target;
+use crate::controls::Controls;
+use crate::in_flight::HeldBody;
+use crate::state::AppState;
+use meta::Meta;
+use seen::Seen;
+
+/// Answers one request of the service `route` names, and counts it: by limit group, status,
+/// rejection and scenario. Every request is logged at debug level
+/// (`RUST_LOG=apistend_sandbox=debug`) with its request id: the caller's `X-Request-Id`, or the
+/// id of its error body.
+pub(crate) async fn handle(
+    state: Arc<AppState>,
+    route: Route,
+    req: Request<Body>,
+) -> Response<Body> {
+    let mut controls = Controls::read(req.headers());
+    let meta = Meta::new(controls.request_id.take());
+    let mut seen = Seen {
+        group: usize::MAX,
+        chaos: false,
+        fill: None,
+        watched: None,
+    };
+    let seeing = observe::Seeing::new(&state, route.id, &req, controls.asked_scenario);
+    let resp = match stages(&state, route, req, &controls, &meta, &mut seen).await {
+        Ok(resp) | Err(resp) => resp,
+    };
+    seeing.record(&state, &meta, seen, resp).await
+}
+
+/// The stages, in their order.
+async fn stages(
+    state: &AppState,
+    route: Route,
+    req: Request<Body>,
+    controls: &Controls,
+    meta: &Meta,
+    seen: &mut Seen,
+) -> Result<Response<Body>, Response<Body>> {
+    let service = route::service(state, &route)?;
+    let (parts, body) = req.into_parts();
+    let body = body::read(state, service, body, meta).await?;
+    let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
+    // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
+    // has a token): its answer, without a credential and without spending a bucket.
+    if resolved.operation.is_some_and(|o| o.anonymous) {
+        return Ok(respond::answer(state, service, &resolved, &call, meta, 0).into_response());
+    }
+    let caller = credential::identify(state, &call, &resolved, seen);
+    let owner = &caller.owner;
+    let at = Target::of(
+        &resolved,
+        call.host.as_deref(),
+        &call.path,
+        call.body.as_ref(),
+    );
+    lockout::check(state, service, owner, meta)?;
+    let mut admitted = limit::take(state, service, &resolved, owner, &at, meta, seen).await?;
+    caller.require(&admitted)?;
+    let held = slots::take(state, &admitted, owner, &at).await?;
+    let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
+    if chaos.rate_limited() {
+        return Err(admitted.exceeded(at.weight));
+    }
+    let mut budget = operating::before(state, &resolved, &call, owner, &admitted)?;
+    let blocked = budget.as_mut().map(operating::Budget::take_blocked);
+    call.blocked = blocked.unwrap_or_default();
+    let ctx = meta.ctx(admitted.limit());
+    let mut answer = match chaos.instead(state, service, &ctx).await {
+        Some(a) => a,
+        None => respond::answer(state, service, &resolved, &call, meta, admitted.limit()),
+    };
+    chaos.shape(&mut answer).await;
+    if let Some(b) = budget {
+        b.after(&mut answer, owner, &call.blocked, meta.started, chaos.delay);
+    }
+    let status = answer.status;
+    admitted.decision = cost::settle(
+        state,
+        &resolved,
+        owner,
+        &at,
+        status,
+        admitted.decision,
+        meta,
+    )
+    .await;
+    let mut answer = answer.rate(service.rate_headers(&admitted.decision, &admitted.quota, false));
+    answer.scenario = chaos.scenario.map(crate::scenario::Scenario::name);
+    let resp = answer.into_response();
+    Ok(match held {
+        Some(h) => resp.map(|body| HeldBody::wrap(body, h)),
+        None => resp,
+    })
+}

@@ -1,0 +1,69 @@
+//! Stage 2, the route: which service and operation a request calls, and what it sent.
+
+use apistend_catalog::{Resolved, Service, ServiceId};
+use axum::body::{Body, Bytes};
+use http::request::Parts;
+use http::{Response, StatusCode};
+
+use crate::state::AppState;
+use apistend_answers::call::Call;
+
+/// How a request reached its service.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(super) id: ServiceId,
+    /// Bytes of the path before the service's own path (its prefix; 0 by hostname).
+    prefix: usize,
+    /// The hostname the request addressed, when it came by hostname.
+    host: Option<String>,
+}
+
+impl Route {
+    /// By path prefix: `/wb/…` is WB with `prefix` = 3.
+    pub(crate) fn by_prefix(id: ServiceId, prefix: usize) -> Self {
+        Self {
+            id,
+            prefix,
+            host: None,
+        }
+    }
+
+    /// By hostname: the whole path is the service's.
+    pub(crate) fn by_host(id: ServiceId, host: String) -> Self {
+        Self {
+            id,
+            prefix: 0,
+            host: Some(host),
+        }
+    }
+}
+
+/// A bare 404: the service or its path is not the catalog's.
+fn not_found() -> Response<Body> {
+    axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND)
+}
+
+/// The service the route names (always there: a route is made from the catalog).
+pub(super) fn service<'s>(
+    state: &'s AppState,
+    route: &Route,
+) -> Result<&'s Service, Response<Body>> {
+    state.catalog.service(route.id).ok_or_else(not_found)
+}
+
+/// The call `parts` and `body` make, and its operation and limit groups.
+pub(super) fn resolve<'s>(
+    state: &'s AppState,
+    service: &Service,
+    route: Route,
+    parts: &Parts,
+    body: &Bytes,
+) -> Result<(Call, Resolved<'s>), Response<Body>> {
+    let rest = parts.uri.path().get(route.prefix..).unwrap_or("");
+    let call = Call::parse(service, parts, rest, body, route.host);
+    let resolved = state
+        .catalog
+        .resolve(route.id, call.method, &call.path, call.host.as_deref())
+        .ok_or_else(not_found)?;
+    Ok((call, resolved))
+}

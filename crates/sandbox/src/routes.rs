@@ -1,0 +1,210 @@
+//! Where a request goes: the sandbox's own paths (one table, [`own`]), the management API, or
+//! an emulated service's pipeline.
+
+use std::sync::Arc;
+
+use apistend_limiter::Store;
+use axum::body::Body;
+use axum::extract::State;
+use http::{HeaderValue, Request, Response, StatusCode};
+
+use crate::intercept::{self, Target};
+use crate::state::AppState;
+use crate::{admin, pipeline};
+
+/// What a connection may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Surface {
+    /// The plain listener: everything, and the proxy mode.
+    Sandbox,
+    /// The TLS listener and tunnels: the emulated services only.
+    Emulation,
+}
+
+/// The sandbox's own paths, beside the emulated services (whose definitions may not take their
+/// prefixes: the catalog's `RESERVED_PREFIXES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Own {
+    /// `/api/…`: the management API.
+    Management,
+    /// `/ui` and `/ui/…`: the dashboard.
+    Dashboard,
+    /// `/healthz`.
+    Health,
+    /// `/metrics`.
+    Metrics,
+    /// `/readyz`.
+    Ready,
+}
+
+/// The table of the sandbox's own paths: `(path, exact, what)`; not exact, a path is the
+/// entry's or below it (`/ui/…`).
+const OWN: [(&str, bool, Own); 6] = [
+    ("/api/", false, Own::Management),
+    ("/ui", true, Own::Dashboard),
+    ("/ui/", false, Own::Dashboard),
+    ("/healthz", true, Own::Health),
+    ("/metrics", true, Own::Metrics),
+    ("/readyz", true, Own::Ready),
+];
+
+/// Which of the sandbox's own paths `path` is, if it is one.
+pub(crate) fn own(path: &str) -> Option<Own> {
+    OWN.iter()
+        .find(|(p, exact, _)| {
+            if *exact {
+                path == *p
+            } else {
+                path.starts_with(p)
+            }
+        })
+        .map(|(_, _, o)| *o)
+}
+
+impl Own {
+    /// Served by the router (the management API's handlers, the dashboard's pages) rather
+    /// than by [`answer`].
+    pub(crate) fn routed(self) -> bool {
+        matches!(self, Own::Management | Own::Dashboard)
+    }
+}
+
+/// The router's fallback: everything but the management routes.
+pub(crate) async fn dispatch(
+    State(state): State<Arc<AppState>>,
+    req: Request<Body>,
+) -> Response<Body> {
+    let target = intercept::target(&state.catalog, req.uri(), req.headers(), None);
+    answer(state, req, target, Surface::Sandbox).await
+}
+
+/// A request that is not for the management API's handlers, once its target is known.
+pub(crate) async fn answer(
+    state: Arc<AppState>,
+    req: Request<Body>,
+    target: Target,
+    surface: Surface,
+) -> Response<Body> {
+    match target {
+        Target::Service { id, host } => {
+            return pipeline::handle(state, pipeline::Route::by_host(id, host), req).await;
+        }
+        Target::Elsewhere(host) => {
+            return intercept::connect::refusal(
+                StatusCode::BAD_GATEWAY,
+                &intercept::connect::unknown_host(&state, &host),
+            );
+        }
+        Target::Prefix => {}
+    }
+    let path = req.uri().path();
+    match own(path) {
+        Some(Own::Management | Own::Metrics | Own::Ready) if surface == Surface::Emulation => {
+            admin::problem(
+                StatusCode::NOT_FOUND,
+                "Not Found",
+                "the management API and metrics are on the plain HTTP listener",
+            )
+        }
+        Some(Own::Health) => Response::new(Body::from("ok")),
+        Some(Own::Metrics) => metrics(&state).await,
+        Some(Own::Ready) => ready(&state).await,
+        Some(Own::Management) if path == "/api/v1" || path.starts_with("/api/v1/") => {
+            admin::login(&state, &req).unwrap_or_else(|| {
+                admin::problem(
+                    StatusCode::NOT_FOUND,
+                    "Not Found",
+                    &format!(
+                        "no management route {} {path}; see /api/v1/openapi.json",
+                        req.method()
+                    ),
+                )
+            })
+        }
+        _ => by_prefix(state, req).await,
+    }
+}
+
+/// `/metrics`: the Prometheus text.
+async fn metrics(state: &AppState) -> Response<Body> {
+    // While degraded, ask Redis itself: the gauge must not wait for the next decision.
+    if let Store::Redis(r) = &state.store
+        && r.is_degraded()
+    {
+        let _ = r.ping().await;
+    }
+    let mut r = Response::new(Body::from(state.metrics.render(&state.store)));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}
+
+/// `/readyz`: 200 when the buckets' store answers.
+async fn ready(state: &AppState) -> Response<Body> {
+    let ready = match &state.store {
+        Store::Redis(r) => r.ping().await.is_ok(),
+        _ => true,
+    };
+    let mut r = Response::new(Body::from(if ready {
+        "ready"
+    } else {
+        "not ready: the Redis store does not answer"
+    }));
+    if !ready {
+        *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    }
+    r
+}
+
+/// The service whose prefix the path starts with, or a 404 that lists the prefixes.
+async fn by_prefix(state: Arc<AppState>, req: Request<Body>) -> Response<Body> {
+    let path = req.uri().path();
+    let routed = state
+        .catalog
+        .route(path)
+        .map(|(service, rest)| (service.id, path.len() - rest.len()));
+    if let Some((id, prefix)) = routed {
+        return pipeline::handle(state, pipeline::Route::by_prefix(id, prefix), req).await;
+    }
+    let prefixes: Vec<&str> = state.catalog.services().iter().map(|s| s.prefix).collect();
+    let body = serde_json::json!({
+        "error": "not_found",
+        "message": format!("{path} is not an emulated service; use {}", prefixes.join(", ")),
+    });
+    let mut resp = Response::new(Body::from(body.to_string()));
+    *resp.status_mut() = StatusCode::NOT_FOUND;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_own_path_is_reserved_from_definitions() {
+        for (path, _, _) in OWN {
+            let first = path.trim_end_matches('/');
+            assert!(
+                apistend_catalog::RESERVED_PREFIXES.contains(&first),
+                "{first} is the sandbox's but a definition may take it"
+            );
+        }
+    }
+
+    #[test]
+    fn own_paths_are_whole_segments() {
+        assert_eq!(own("/api/v1/sandboxes"), Some(Own::Management));
+        assert_eq!(own("/api"), None);
+        assert_eq!(own("/ui"), Some(Own::Dashboard));
+        assert_eq!(own("/uix"), None);
+        assert_eq!(own("/metrics"), Some(Own::Metrics));
+        assert_eq!(own("/metrics/x"), None);
+        assert_eq!(own("/wb/ping"), None);
+    }
+}

@@ -1,0 +1,90 @@
+//! What every request shares: the catalog, the buckets' store, the tenants, each service's
+//! answers, and the sandbox's limits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_catalog::{Catalog, ServiceId};
+use apistend_limiter::{MemoryStore, Store};
+
+use crate::operating::Operating;
+use crate::tenants::Tenants;
+use apistend_answers::Answers;
+use apistend_answers::SpecAnswers;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) max_delay_ms: u64,
+    pub(crate) max_timeout_ms: u64,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_header_bytes: usize,
+}
+
+pub(crate) struct AppState {
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) store: Store,
+    pub(crate) tenants: Tenants,
+    /// What is emulated of each service beside its definition, in the catalog's order.
+    pub(crate) services: Vec<Emulated>,
+    /// Owners locked out after repeated rejections, for services whose definition says so.
+    pub(crate) lockouts: crate::lockout::LockoutBook,
+    /// The dashboard's live feeds.
+    pub(crate) watch: crate::watch::Watch,
+    pub(crate) limits: Limits,
+    pub(crate) admin_limiter: MemoryStore,
+    pub(crate) admin_quota: apistend_limiter::Quota,
+    /// The management API's OpenAPI document, made at start.
+    pub(crate) openapi: axum::body::Bytes,
+    pub(crate) metrics: crate::metrics::Metrics,
+    pub(crate) sync: Option<Arc<crate::sync::TenantSync>>,
+    /// Certificates for the hostnames of the definitions.
+    pub(crate) tls: crate::tls::Tls,
+    /// `CONNECT`s to other hosts are tunnelled, not refused.
+    pub(crate) passthrough: bool,
+    /// Internal ranges a tunnel may reach all the same.
+    pub(crate) passthrough_allow: Vec<ipnet::IpNet>,
+}
+
+impl AppState {
+    /// What is emulated of the catalog's service at `index` ([`apistend_catalog::Resolved`]'s).
+    pub(crate) fn emulated(&self, index: usize) -> Option<&Emulated> {
+        self.services.get(index)
+    }
+}
+
+/// What the sandbox holds of one service beside its definition.
+pub(crate) struct Emulated {
+    /// Its answer source, as its definition names it.
+    pub(crate) answers: Box<dyn Answers>,
+    /// Its OpenAPI examples (its definition's `examples`), for what its source does not answer.
+    pub(crate) examples: Option<SpecAnswers>,
+    /// Its operating-time budget, if its definition has one (Bitrix24's).
+    pub(crate) operating: Option<Operating>,
+}
+
+impl Emulated {
+    /// What is emulated of each service of `catalog`, in its order: `examples` are the sets of
+    /// OpenAPI examples, by service.
+    ///
+    /// # Errors
+    /// When an embedded answers file is corrupt (a build problem).
+    pub(crate) fn of_catalog(
+        catalog: &Catalog,
+        mut examples: Vec<(ServiceId, SpecAnswers)>,
+    ) -> Result<Vec<Self>, crate::error::SandboxError> {
+        catalog
+            .services()
+            .iter()
+            .map(|s| {
+                let at = examples.iter().position(|(id, _)| *id == s.id);
+                Ok(Emulated {
+                    answers: apistend_answers::source_of(s.answers)?,
+                    examples: at.map(|i| examples.swap_remove(i).1),
+                    operating: s.operating_budget.map(Operating::new),
+                })
+            })
+            .collect()
+    }
+}
