@@ -26,6 +26,7 @@ mod error_kind;
 mod export;
 mod hostnames;
 mod intern;
+mod keys;
 mod model;
 pub mod openapi_import;
 mod overrides;
@@ -44,9 +45,11 @@ pub use classify::AnswerKind;
 pub use error::CatalogError;
 pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind};
 pub use export::CatalogRow;
+pub use keys::{CallSite, namespace};
 pub use model::{
-    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, LatencyProfile, LimitGroup,
-    Lockout, Method, OperatingBudget, Operation, Plan, Rejection, Service, ServiceId, short_host,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,
+    LatencyProfile, LimitGroup, Lockout, Method, OperatingBudget, Operation, Plan, Rejection,
+    Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};

@@ -102,118 +102,164 @@ pub(crate) fn is_spent(state: u64, now: Timestamp) -> bool {
     }
 }
 
-fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
-    let t = quota.interval_micros();
-    let span = quota.span_micros();
-    let burst = quota.burst();
-    let stored = if state & FW_TAG == 0 { state } else { 0 };
-    let tat = stored.max(now);
-    let horizon = now + span;
-    let view = |tat: u64| {
-        let available = horizon.saturating_sub(tat) / t;
-        let retry = (tat + t).saturating_sub(horizon);
-        Decision::from_micros(available >= 1, burst, available, retry, tat - now)
-    };
-    let keep = |decision| Step {
+/// A step that writes nothing.
+fn keep(decision: Decision) -> Step {
+    Step {
         write: None,
         decision,
-    };
+    }
+}
+
+fn gcra(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
+    let g = Gcra::at(state, now, quota);
     match op {
-        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(view(tat)),
+        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(g.view(g.tat)),
         // A plain acquire is a settled one with no margin: its `settled_at` is then the moment
         // the tokens appear, which the horizon test already demands.
-        Op::Acquire(n) | Op::Settled(n, _) => {
-            let margin = match op {
-                Op::Settled(_, m) => m.min(MAX_SPAN_US),
-                _ => 0,
-            };
-            let new_tat = tat + u64::from(n) * t;
-            // Against the stored schedule only: a bucket without state has no slot that just
-            // opened, and a schedule long past is settled already. Without a margin the horizon
-            // test says all there is to say.
-            let settled_at = if stored == 0 || margin == 0 {
-                0
-            } else {
-                (stored + u64::from(n) * t + margin).saturating_sub(span)
-            };
-            if new_tat <= horizon && settled_at <= now {
-                Step {
-                    write: Some(new_tat),
-                    decision: Decision::from_micros(
-                        true,
-                        burst,
-                        (horizon - new_tat) / t,
-                        0,
-                        new_tat - now,
-                    ),
-                }
-            } else {
-                let retry = new_tat
-                    .saturating_sub(horizon)
-                    .max(settled_at.saturating_sub(now));
-                keep(Decision::from_micros(
-                    false,
-                    burst,
-                    horizon.saturating_sub(tat) / t,
-                    retry,
-                    tat - now,
-                ))
-            }
+        Op::Acquire(n) => g.take(n, 0),
+        Op::Settled(n, m) => g.take(n, m.min(MAX_SPAN_US)),
+        Op::Penalize(d) => g.penalize(d),
+        Op::Refund(n) => g.refund(n),
+        Op::Charge(n) => g.charge(n),
+        Op::Align(r) => g.align(r),
+    }
+}
+
+/// A GCRA bucket at one instant: what every operation on it reads.
+struct Gcra {
+    now: u64,
+    /// The emission interval, and the burst's span (`B·T`), in µs.
+    t: u64,
+    span: u64,
+    burst: u32,
+    /// The stored schedule (0: none), and the schedule as of now.
+    stored: u64,
+    tat: u64,
+    /// `now + B·T`: a schedule up to it leaves a token.
+    horizon: u64,
+}
+
+impl Gcra {
+    fn at(state: u64, now: Timestamp, quota: &Quota) -> Self {
+        let stored = if state & FW_TAG == 0 { state } else { 0 };
+        Self {
+            now,
+            t: quota.interval_micros(),
+            span: quota.span_micros(),
+            burst: quota.burst(),
+            stored,
+            tat: stored.max(now),
+            horizon: now + quota.span_micros(),
         }
-        Op::Penalize(d) => {
-            let floor = now + d.min(MAX_SPAN_US) + u64::from(burst - 1) * t;
-            if floor > stored {
-                Step {
-                    write: Some(floor),
-                    decision: view(floor.max(now)),
-                }
-            } else {
-                keep(view(tat))
-            }
+    }
+
+    /// The bucket whose schedule is `tat`.
+    fn view(&self, tat: u64) -> Decision {
+        let available = self.horizon.saturating_sub(tat) / self.t;
+        let retry = (tat + self.t).saturating_sub(self.horizon);
+        Decision::from_micros(available >= 1, self.burst, available, retry, tat - self.now)
+    }
+
+    /// The schedule moved on to `new_tat` by a request that took its tokens.
+    fn taken(&self, new_tat: u64) -> Step {
+        Step {
+            write: Some(new_tat),
+            decision: Decision::from_micros(
+                true,
+                self.burst,
+                (self.horizon - new_tat) / self.t,
+                0,
+                new_tat - self.now,
+            ),
         }
-        Op::Refund(n) => {
-            if stored <= now {
-                return keep(view(now));
-            }
-            let new_tat = stored.saturating_sub(u64::from(n) * t).max(now);
+    }
+
+    fn take(&self, n: u32, margin: u64) -> Step {
+        let (t, now) = (self.t, self.now);
+        let new_tat = self.tat + u64::from(n) * t;
+        // Against the stored schedule only: a bucket without state has no slot that just
+        // opened, and a schedule long past is settled already. Without a margin the horizon
+        // test says all there is to say.
+        let settled_at = if self.stored == 0 || margin == 0 {
+            0
+        } else {
+            (self.stored + u64::from(n) * t + margin).saturating_sub(self.span)
+        };
+        if new_tat <= self.horizon && settled_at <= now {
+            return self.taken(new_tat);
+        }
+        let retry = new_tat
+            .saturating_sub(self.horizon)
+            .max(settled_at.saturating_sub(now));
+        keep(Decision::from_micros(
+            false,
+            self.burst,
+            self.horizon.saturating_sub(self.tat) / t,
+            retry,
+            self.tat - now,
+        ))
+    }
+
+    fn penalize(&self, d: u64) -> Step {
+        let floor = self.now + d.min(MAX_SPAN_US) + u64::from(self.burst - 1) * self.t;
+        if floor > self.stored {
             Step {
-                write: Some(if new_tat <= now { 0 } else { new_tat }),
-                decision: view(new_tat),
+                write: Some(floor),
+                decision: self.view(floor.max(self.now)),
             }
+        } else {
+            keep(self.view(self.tat))
         }
-        Op::Charge(n) => {
-            // What is not there is owed: the schedule moves on regardless (at most by the
-            // longest span a quota may have, which keeps the arithmetic exact in Lua).
-            let new_tat = tat
-                .saturating_add(u64::from(n).saturating_mul(t))
-                .min(now + MAX_SPAN_US);
-            let taken = new_tat <= horizon;
+    }
+
+    fn refund(&self, n: u32) -> Step {
+        if self.stored <= self.now {
+            return keep(self.view(self.now));
+        }
+        let new_tat = self
+            .stored
+            .saturating_sub(u64::from(n) * self.t)
+            .max(self.now);
+        Step {
+            write: Some(if new_tat <= self.now { 0 } else { new_tat }),
+            decision: self.view(new_tat),
+        }
+    }
+
+    fn charge(&self, n: u32) -> Step {
+        // What is not there is owed: the schedule moves on regardless (at most by the longest
+        // span a quota may have, which keeps the arithmetic exact in Lua).
+        let new_tat = self
+            .tat
+            .saturating_add(u64::from(n).saturating_mul(self.t))
+            .min(self.now + MAX_SPAN_US);
+        if new_tat <= self.horizon {
+            return self.taken(new_tat);
+        }
+        Step {
+            write: Some(new_tat),
+            decision: Decision::from_micros(
+                false,
+                self.burst,
+                0,
+                (new_tat + self.t).saturating_sub(self.horizon),
+                new_tat - self.now,
+            ),
+        }
+    }
+
+    fn align(&self, r: u32) -> Step {
+        // The schedule at which exactly `r` tokens are available now.
+        let target = self
+            .horizon
+            .saturating_sub(u64::from(r.min(self.burst)) * self.t);
+        if target > self.tat {
             Step {
-                write: Some(new_tat),
-                decision: Decision::from_micros(
-                    taken,
-                    burst,
-                    horizon.saturating_sub(new_tat) / t,
-                    if taken {
-                        0
-                    } else {
-                        (new_tat + t).saturating_sub(horizon)
-                    },
-                    new_tat - now,
-                ),
+                write: Some(target),
+                decision: self.view(target),
             }
-        }
-        Op::Align(r) => {
-            // The schedule at which exactly `r` tokens are available now.
-            let target = horizon.saturating_sub(u64::from(r.min(burst)) * t);
-            if target > tat {
-                Step {
-                    write: Some(target),
-                    decision: view(target),
-                }
-            } else {
-                keep(view(tat))
-            }
+        } else {
+            keep(self.view(self.tat))
         }
     }
 }
@@ -223,136 +269,180 @@ fn pack(end_ms: u64, count: u64) -> u64 {
 }
 
 fn window(state: u64, now: Timestamp, quota: &Quota, op: Op) -> Step {
-    let burst = u64::from(quota.burst());
-    let limit = quota.burst();
-    let length_ms = quota.span_micros().div_ceil(1000).max(1);
-    let now_ms = now / 1000;
-    let previous_end = if state & FW_TAG != 0 {
-        (state >> COUNT_BITS) & END_MASK
-    } else {
-        0
-    };
-    let (active, end, count) = if state & FW_TAG != 0 && ((state >> COUNT_BITS) & END_MASK) > now_ms
-    {
-        (true, (state >> COUNT_BITS) & END_MASK, state & COUNT_MASK)
-    } else {
-        (false, 0, 0)
-    };
-    let until = |end: u64| (end * 1000).saturating_sub(now);
-    let view = |active: bool, end: u64, count: u64| {
-        if !active {
-            return Decision::from_micros(true, limit, burst, 0, 0);
+    let w = Window::at(state, now, quota);
+    match op {
+        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(w.view(w.active, w.end, w.count)),
+        Op::Acquire(n) => w.acquire(n),
+        Op::Settled(n, margin) => w.settled(n, margin),
+        Op::Penalize(d) => w.penalize(d),
+        Op::Refund(n) => w.refund(n),
+        Op::Charge(n) => w.charge(n),
+        Op::Align(r) => w.align(r),
+    }
+}
+
+/// A fixed window at one instant: what every operation on it reads.
+struct Window {
+    now: u64,
+    now_ms: u64,
+    burst: u64,
+    limit: u32,
+    length_ms: u64,
+    /// The end of the window last stored, open or not (0: none).
+    previous_end: u64,
+    /// Whether a window is open now, its end (ms) and its count.
+    active: bool,
+    end: u64,
+    count: u64,
+}
+
+impl Window {
+    fn at(state: u64, now: Timestamp, quota: &Quota) -> Self {
+        let now_ms = now / 1000;
+        let previous_end = if state & FW_TAG != 0 {
+            (state >> COUNT_BITS) & END_MASK
+        } else {
+            0
+        };
+        let active = state & FW_TAG != 0 && previous_end > now_ms;
+        Self {
+            now,
+            now_ms,
+            burst: u64::from(quota.burst()),
+            limit: quota.burst(),
+            length_ms: quota.span_micros().div_ceil(1000).max(1),
+            previous_end,
+            active,
+            end: if active { previous_end } else { 0 },
+            count: if active { state & COUNT_MASK } else { 0 },
         }
-        let allowed = count < burst;
-        let reset = if count > 0 { until(end) } else { 0 };
+    }
+
+    /// Microseconds from now to the end `end` (ms).
+    fn until(&self, end: u64) -> u64 {
+        (end * 1000).saturating_sub(self.now)
+    }
+
+    fn view(&self, active: bool, end: u64, count: u64) -> Decision {
+        if !active {
+            return Decision::from_micros(true, self.limit, self.burst, 0, 0);
+        }
+        let allowed = count < self.burst;
+        let reset = if count > 0 { self.until(end) } else { 0 };
         Decision::from_micros(
             allowed,
-            limit,
-            burst.saturating_sub(count),
-            if allowed { 0 } else { until(end) },
+            self.limit,
+            self.burst.saturating_sub(count),
+            if allowed { 0 } else { self.until(end) },
             reset,
         )
-    };
-    let keep = |decision| Step {
-        write: None,
-        decision,
-    };
-    match op {
-        Op::Peek | Op::Acquire(0) | Op::Charge(0) => keep(view(active, end, count)),
-        Op::Acquire(n) => {
-            let (end, count) = if active {
-                (end, count)
-            } else {
-                (now_ms + length_ms, 0)
+    }
+
+    /// The open window, or the one a request would open now.
+    fn opened(&self) -> (u64, u64) {
+        if self.active {
+            (self.end, self.count)
+        } else {
+            (self.now_ms + self.length_ms, 0)
+        }
+    }
+
+    fn acquire(&self, n: u32) -> Step {
+        let (end, count) = self.opened();
+        let taken = count + u64::from(n);
+        if taken <= self.burst {
+            return Step {
+                write: Some(pack(end, taken)),
+                decision: Decision::from_micros(
+                    true,
+                    self.limit,
+                    self.burst - taken,
+                    0,
+                    self.until(end),
+                ),
             };
-            let taken = count + u64::from(n);
-            if taken <= burst {
-                Step {
-                    write: Some(pack(end, taken)),
-                    decision: Decision::from_micros(true, limit, burst - taken, 0, until(end)),
-                }
-            } else {
-                keep(Decision::from_micros(
-                    false,
-                    limit,
-                    burst.saturating_sub(count),
-                    until(end),
-                    until(end),
-                ))
-            }
         }
-        Op::Settled(n, margin) => {
-            // A window that ended less than `margin` ago may not have ended yet where the real
-            // bucket is: the next one opens `margin` later here.
-            let settles = (previous_end * 1000).saturating_add(margin.min(MAX_SPAN_US));
-            if !active && previous_end > 0 && settles > now {
-                keep(Decision::from_micros(false, limit, burst, settles - now, 0))
-            } else {
-                window(state, now, quota, Op::Acquire(n))
-            }
+        keep(Decision::from_micros(
+            false,
+            self.limit,
+            self.burst.saturating_sub(count),
+            self.until(end),
+            self.until(end),
+        ))
+    }
+
+    fn settled(&self, n: u32, margin: u64) -> Step {
+        // A window that ended less than `margin` ago may not have ended yet where the real
+        // bucket is: the next one opens `margin` later here.
+        let settles = (self.previous_end * 1000).saturating_add(margin.min(MAX_SPAN_US));
+        if !self.active && self.previous_end > 0 && settles > self.now {
+            keep(Decision::from_micros(
+                false,
+                self.limit,
+                self.burst,
+                settles - self.now,
+                0,
+            ))
+        } else {
+            self.acquire(n)
         }
-        Op::Penalize(d) => {
-            let target =
-                (now + d.min(MAX_SPAN_US))
-                    .div_ceil(1000)
-                    .max(if active { end } else { 0 });
-            if target > now_ms && (target, burst) != (end, count) {
-                Step {
-                    write: Some(pack(target, burst)),
-                    decision: view(true, target, burst),
-                }
-            } else {
-                keep(view(active, end, count))
-            }
-        }
-        Op::Refund(n) => {
-            if active && count > 0 {
-                let left = count.saturating_sub(u64::from(n));
-                Step {
-                    write: Some(pack(end, left)),
-                    decision: view(true, end, left),
-                }
-            } else {
-                keep(view(active, end, count))
-            }
-        }
-        Op::Charge(n) => {
-            let step = window(state, now, quota, Op::Acquire(n));
-            if step.decision.allowed {
-                return step;
-            }
-            let (end, count) = if active {
-                (end, count)
-            } else {
-                (now_ms + length_ms, 0)
-            };
-            let taken = count + u64::from(n);
-            // The window fills, and stays full a window longer for each burst owed.
-            let windows = (taken - burst).div_ceil(burst);
-            let end = end
-                .saturating_add(windows.saturating_mul(length_ms))
-                .min(now_ms + MAX_SPAN_US / 1000);
+    }
+
+    fn penalize(&self, d: u64) -> Step {
+        let target = (self.now + d.min(MAX_SPAN_US))
+            .div_ceil(1000)
+            .max(if self.active { self.end } else { 0 });
+        if target > self.now_ms && (target, self.burst) != (self.end, self.count) {
             Step {
-                write: Some(pack(end, burst)),
-                decision: Decision::from_micros(false, limit, 0, until(end), until(end)),
+                write: Some(pack(target, self.burst)),
+                decision: self.view(true, target, self.burst),
             }
+        } else {
+            keep(self.view(self.active, self.end, self.count))
         }
-        Op::Align(r) => {
-            // As many used as leave `r`; a window not yet open opens now.
-            let used = burst - u64::from(r).min(burst);
-            let (end, count) = if active {
-                (end, count)
-            } else {
-                (now_ms + length_ms, 0)
-            };
-            if used > count {
-                Step {
-                    write: Some(pack(end, used)),
-                    decision: view(true, end, used),
-                }
-            } else {
-                keep(view(active, end, count))
+    }
+
+    fn refund(&self, n: u32) -> Step {
+        if self.active && self.count > 0 {
+            let left = self.count.saturating_sub(u64::from(n));
+            Step {
+                write: Some(pack(self.end, left)),
+                decision: self.view(true, self.end, left),
             }
+        } else {
+            keep(self.view(self.active, self.end, self.count))
+        }
+    }
+
+    fn charge(&self, n: u32) -> Step {
+        let step = self.acquire(n);
+        if step.decision.allowed {
+            return step;
+        }
+        let (end, count) = self.opened();
+        let taken = count + u64::from(n);
+        // The window fills, and stays full a window longer for each burst owed.
+        let windows = (taken - self.burst).div_ceil(self.burst);
+        let end = end
+            .saturating_add(windows.saturating_mul(self.length_ms))
+            .min(self.now_ms + MAX_SPAN_US / 1000);
+        Step {
+            write: Some(pack(end, self.burst)),
+            decision: Decision::from_micros(false, self.limit, 0, self.until(end), self.until(end)),
+        }
+    }
+
+    fn align(&self, r: u32) -> Step {
+        // As many used as leave `r`; a window not yet open opens now.
+        let used = self.burst - u64::from(r).min(self.burst);
+        let (end, count) = self.opened();
+        if used > count {
+            Step {
+                write: Some(pack(end, used)),
+                decision: self.view(true, end, used),
+            }
+        } else {
+            keep(self.view(self.active, self.end, self.count))
         }
     }
 }

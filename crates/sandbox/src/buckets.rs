@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
-use apistend_catalog::{BucketScope, LimitGroup, Operation, Resolved, Service};
-use apistend_limiter::{Decision, Draw, LimiterError, Op, Quota, Store, bucket_key};
+use apistend_catalog::{
+    BucketScope, CallSite, LimitGroup, Resolved, Service, ServiceId, namespace,
+};
+use apistend_limiter::{Decision, Draw, LimiterError, Op, Quota, Store};
 
 use crate::tenants::{Principal, View};
 
@@ -63,13 +65,11 @@ impl Owner {
     }
 }
 
-/// Where a request goes, as far as its buckets care: the host it named (for groups per host) and
-/// the operation and path (for groups per resource).
+/// Where a request goes, as far as its buckets care: what their keys split by (its operation,
+/// path and host: [`CallSite`]) and how many tokens it takes.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Target<'a> {
-    pub(crate) host: Option<&'a str>,
-    pub(crate) operation: Option<&'a Operation>,
-    pub(crate) path: &'a str,
+    pub(crate) site: CallSite<'a>,
     /// Tokens the request takes up front from each group (its operation's weight).
     pub(crate) weight: u32,
 }
@@ -84,9 +84,11 @@ impl<'a> Target<'a> {
         body: Option<&serde_json::Value>,
     ) -> Self {
         Self {
-            host,
-            operation: resolved.operation,
-            path,
+            site: CallSite {
+                operation: resolved.operation,
+                path,
+                host,
+            },
             weight: resolved.operation.map_or(1, |o| o.weight_for(body)),
         }
     }
@@ -110,13 +112,16 @@ impl Owner {
     }
 }
 
-/// The bucket key of `group` for `owner` in `service`: the one place a bucket key is built.
-pub(crate) fn key(service: &str, group: &LimitGroup, owner: &Owner, at: &Target<'_>) -> String {
-    let tenant = owner.tenant(service, group.scope);
-    match group.split(at.operation, at.path, at.host) {
-        Some(part) => bucket_key("apistend", &tenant, &[service, &group.id, &part]),
-        None => bucket_key("apistend", &tenant, &[service, &group.id]),
-    }
+/// The sandbox's bucket of `group` of `service` for `owner`, for a call at `site` (the key is
+/// made by the catalog, as for the client).
+pub(crate) fn key(
+    service: ServiceId,
+    group: &LimitGroup,
+    owner: &Owner,
+    site: &CallSite<'_>,
+) -> String {
+    let tenant = owner.tenant(service.as_str(), group.scope);
+    group.bucket_key(namespace::SANDBOX, &tenant, service, site)
 }
 
 /// The quota of `svc`'s `group` for `owner`: its sandbox's own, else its sandbox's plan's, else
@@ -140,11 +145,12 @@ fn buckets<'r>(
     at: &'r Target<'_>,
 ) -> impl Iterator<Item = (String, Quota)> + 'r {
     let svc = resolved.service;
+    let sid = svc.id.as_str();
     resolved
-        .groups
-        .iter()
-        .filter_map(|&i| svc.groups.get(i))
-        .map(move |g| (key(svc.id.as_str(), g, owner, at), quota(svc, g, owner)))
+        .bucket_keys(namespace::SANDBOX, at.site, move |g| {
+            owner.tenant(sid, g.scope)
+        })
+        .map(move |(g, key)| (key, quota(svc, g, owner)))
 }
 
 /// The outcome of drawing one token from every group.

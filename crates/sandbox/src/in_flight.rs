@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use apistend_catalog::Service;
-use apistend_limiter::{Lease, LimiterError, Slots, Store, bucket_key};
+use apistend_limiter::{Lease, LimiterError, Slots, Store};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
 
@@ -46,15 +46,7 @@ pub(crate) async fn take(
     };
     for limit in &service.in_flight {
         let tenant = owner.tenant(service.id.as_str(), limit.scope);
-        let resource = at
-            .operation
-            .and_then(|op| op.resource(at.path, &limit.per_resource))
-            .map(|(name, value)| format!("{name}={value}"));
-        let sid = service.id.as_str();
-        let key = match &resource {
-            Some(r) => bucket_key("apistend:inflight", &tenant, &[sid, &limit.id, r]),
-            None => bucket_key("apistend:inflight", &tenant, &[sid, &limit.id]),
-        };
+        let key = limit.slots_key(&tenant, service.id, &at.site);
         // On an error or a full limit, dropping `held` gives back what it has.
         match store.lease(&key, &limit.slots).await? {
             Some(lease) => held.leases.push((lease, limit.slots)),

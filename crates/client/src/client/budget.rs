@@ -5,8 +5,8 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use apistend_catalog::{LimitGroup, Method, RateValue};
-use apistend_limiter::{Draw, Quota, bucket_key};
+use apistend_catalog::{CallSite, LimitGroup, Method, RateValue, namespace};
+use apistend_limiter::{Draw, Quota};
 use http::HeaderMap;
 
 use super::inner::Inner;
@@ -128,20 +128,16 @@ impl Inner {
         let op_path = operation_path(self.definition(), &self.mount, path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let operation = resolved.and_then(|r| r.operation);
-        let groups: Vec<&LimitGroup> = resolved
-            .map(|r| r.groups)
-            .unwrap_or_default()
+        let site = CallSite {
+            operation,
+            path: &op_path,
+            host: None,
+        };
+        // The client's buckets are its account's, whatever a group's scope.
+        let (groups, keys): (Vec<&LimitGroup>, Vec<String>) = resolved
             .iter()
-            .filter_map(|&i| self.definition.groups.get(i))
-            .collect();
-        let sid = self.service.as_str();
-        let keys: Vec<String> = groups
-            .iter()
-            .map(|g| match g.split(operation, &op_path, None) {
-                Some(part) => bucket_key("apistend:client", &self.account, &[sid, &g.id, &part]),
-                None => bucket_key("apistend:client", &self.account, &[sid, &g.id]),
-            })
-            .collect();
+            .flat_map(|r| r.bucket_keys(namespace::CLIENT, site, |_| self.account.as_str().into()))
+            .unzip();
         let ceiling = groups
             .iter()
             .map(|g| ceiling(&self.config, g))

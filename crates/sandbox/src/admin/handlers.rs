@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use apistend_catalog::{BucketScope, CredentialChannel, GroupOverride, ServiceId};
+use apistend_catalog::{BucketScope, CallSite, CredentialChannel, GroupOverride, ServiceId};
 use apistend_limiter::Quota;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
@@ -488,12 +488,7 @@ pub(super) fn buckets_of<'a>(
                             key: owner.key.to_string(),
                             service: svc.id,
                             group: g.id.clone(),
-                            bucket: buckets::key(
-                                svc.id.as_str(),
-                                g,
-                                &owner,
-                                &buckets::Target::default(),
-                            ),
+                            bucket: buckets::key(svc.id, g, &owner, &CallSite::default()),
                             quota: buckets::quota(svc, g, &owner),
                         })
                 })

@@ -270,3 +270,54 @@ pub(crate) fn check_key(key: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What a change touched, for sharing it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Touched {
+    /// A sandbox (created, changed or deleted).
+    Sandbox(String),
+    /// The admin token.
+    Admin,
+}
+
+/// A record as instances exchange it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum Shared {
+    /// A sandbox as it is.
+    Sandbox(Box<SandboxRecord>),
+    /// A deleted sandbox.
+    Deleted(Tombstone),
+    /// The admin token's hash.
+    Admin(AdminRecord),
+}
+
+impl Touched {
+    /// Its field in the shared Redis hash.
+    pub(crate) fn field(&self) -> String {
+        match self {
+            Touched::Sandbox(id) => format!("sbx:{id}"),
+            Touched::Admin => "admin".to_owned(),
+        }
+    }
+}
+
+impl Shared {
+    /// The revision.
+    pub(crate) fn rev(&self) -> u64 {
+        match self {
+            Shared::Sandbox(s) => s.rev,
+            Shared::Deleted(t) => t.rev,
+            Shared::Admin(a) => a.rev,
+        }
+    }
+
+    /// What it is about.
+    pub(crate) fn touched(&self) -> Touched {
+        match self {
+            Shared::Sandbox(s) => Touched::Sandbox(s.id.clone()),
+            Shared::Deleted(t) => Touched::Sandbox(t.id.clone()),
+            Shared::Admin(_) => Touched::Admin,
+        }
+    }
+}

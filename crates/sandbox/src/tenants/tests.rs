@@ -1,4 +1,8 @@
 use super::*;
+use std::path::Path;
+
+use crate::error::SandboxError;
+use crate::secret::TokenHash;
 use view::hit;
 
 #[test]

@@ -1,0 +1,15 @@
+//! What a service is, as data: its operations, limit groups, credentials, rejection and headers.
+
+mod credential;
+mod ids;
+mod limits;
+mod operation;
+mod responses;
+mod service;
+
+pub use credential::CredentialChannel;
+pub use ids::{Method, ServiceId, short_host};
+pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
+pub use operation::{Fixture, Operation};
+pub use responses::{AnswerSource, ErrorStyle, Rejection};
+pub use service::{LatencyProfile, Service};

@@ -1,0 +1,71 @@
+//! How a service answers: its rejection, its error bodies' shape, where its successes come
+//! from.
+
+/// How a service says "over the limit".
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rejection {
+    /// HTTP status (429; Bitrix24 503).
+    pub status: u16,
+    /// `Content-Type` of the body.
+    pub content_type: &'static str,
+    /// The body's shape.
+    pub style: ErrorStyle,
+}
+
+/// Where a service's successful answers come from: an algorithm of the sandbox, named by the
+/// definition (the sandbox has one implementation per source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AnswerSource {
+    /// The examples and schemas of the service's OpenAPI descriptions (WB), when loaded.
+    OpenApiExamples,
+    /// Bitrix24's REST methods, with `batch`.
+    B24Methods,
+    /// Apify's resources (actors, runs, datasets, key-value stores).
+    ApifyResources,
+    /// Ozon's product and warehouse answers.
+    OzonFixtures,
+    /// Each operation's `answer` in the definition.
+    Fixtures,
+}
+
+impl ErrorStyle {
+    /// The error code its rate-limit body carries, for styles whose rejection status is not 429
+    /// alone (Bitrix24's 503 is also its plain server error).
+    #[must_use]
+    pub fn rate_limit_code(self) -> Option<&'static str> {
+        match self {
+            ErrorStyle::B24 => Some(crate::error_kind::B24_RATE_LIMIT_CODE),
+            _ => None,
+        }
+    }
+
+    /// The error code of its answer to a method whose operating-time budget is spent, for
+    /// styles of services that have one (Bitrix24's `OPERATION_TIME_LIMIT`).
+    #[must_use]
+    pub fn operating_time_code(self) -> Option<&'static str> {
+        match self {
+            ErrorStyle::B24 => Some(crate::error_kind::B24_OPERATING_TIME_CODE),
+            _ => None,
+        }
+    }
+}
+
+/// The shape of a service's error bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorStyle {
+    /// WB: `{title, detail, code, requestId, origin, status, statusText, timestamp}`.
+    Wb,
+    /// Bitrix24: `{"error": CODE, "error_description": TEXT}`.
+    B24,
+    /// Apify: `{"error": {"type": TYPE, "message": TEXT}}`.
+    Apify,
+    /// Ozon (gRPC gateway `rpcStatus`): `{"code": INT, "message": TEXT, "details": []}`.
+    Ozon,
+    /// The definition's own templates (`[errors.templates]`).
+    Template,
+}
