@@ -179,9 +179,14 @@ fn build(doc: &Value, schema: &Value, depth: u32, within: Option<&str>) -> Value
     {
         return build(doc, first, depth + 1, within);
     }
-    let ty = match s.get("type") {
+    by_type(doc, s, depth, within)
+}
+
+/// The schema's type: its `type` (of a 3.1 list, the first that is not "null"), else what its
+/// keywords imply.
+fn type_of(s: &Value) -> &str {
+    match s.get("type") {
         Some(Value::String(t)) => t.as_str(),
-        // OpenAPI 3.1 type lists: the first that is not "null".
         Some(Value::Array(ts)) => ts
             .iter()
             .filter_map(Value::as_str)
@@ -190,8 +195,13 @@ fn build(doc: &Value, schema: &Value, depth: u32, within: Option<&str>) -> Value
         _ if s.get("properties").is_some() => "object",
         _ if s.get("items").is_some() => "array",
         _ => "",
-    };
-    match ty {
+    }
+}
+
+/// The plainest value of the schema's type.
+fn by_type(doc: &Value, s: &Value, depth: u32, within: Option<&str>) -> Value {
+    let deep = depth > 24;
+    match type_of(s) {
         "object" if deep => json!({}),
         "array" if deep => json!([]),
         "object" => {
@@ -208,45 +218,52 @@ fn build(doc: &Value, schema: &Value, depth: u32, within: Option<&str>) -> Value
             }
             _ => json!([]),
         },
-        "string" => match s.get("format").and_then(Value::as_str) {
-            Some("date-time") => json!("2026-01-01T00:00:00Z"),
-            Some("date") => json!("2026-01-01"),
-            Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
-            // A pattern without any regex syntax is its own only match (Ozon's " YYYY-MM-DD").
-            _ if literal_pattern(s).is_some() => json!(literal_pattern(s)),
-            // A string the schema asks to be non-empty is one.
-            _ if s.get("minLength").and_then(Value::as_u64).unwrap_or(0) > 0 => json!("string"),
-            _ => json!(""),
-        },
-        // The smallest value the schema allows (0 unless its minimum says more; above an
-        // exclusive minimum).
-        "integer" | "number" => {
-            let min = s
-                .get("minimum")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0)
-                .max(0.0);
-            let exclusive = s.get("exclusiveMinimum").and_then(Value::as_bool) == Some(true)
-                || s.get("exclusiveMinimum").and_then(Value::as_f64).is_some();
-            let min = s
-                .get("exclusiveMinimum")
-                .and_then(Value::as_f64)
-                .unwrap_or(min)
-                .max(min);
-            let v = if exclusive {
-                min.floor() + 1.0
-            } else {
-                min.ceil()
-            };
-            #[allow(clippy::cast_possible_truncation)] // a schema's small bound
-            let v = v as i64;
-            json!(v)
-        }
+        "string" => string(s),
+        "integer" | "number" => number(s),
         "boolean" => json!(false),
         "null" => Value::Null,
         _ if s.get("nullable").and_then(Value::as_bool) == Some(true) => Value::Null,
         _ => json!({}),
     }
+}
+
+/// A string of the schema: a date, a UUID, its literal pattern, or empty unless it must not be.
+fn string(s: &Value) -> Value {
+    match s.get("format").and_then(Value::as_str) {
+        Some("date-time") => json!("2026-01-01T00:00:00Z"),
+        Some("date") => json!("2026-01-01"),
+        Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
+        // A pattern without any regex syntax is its own only match (Ozon's " YYYY-MM-DD").
+        _ if literal_pattern(s).is_some() => json!(literal_pattern(s)),
+        // A string the schema asks to be non-empty is one.
+        _ if s.get("minLength").and_then(Value::as_u64).unwrap_or(0) > 0 => json!("string"),
+        _ => json!(""),
+    }
+}
+
+/// The smallest value the schema allows (0 unless its minimum says more; above an exclusive
+/// minimum).
+fn number(s: &Value) -> Value {
+    let min = s
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+        .max(0.0);
+    let exclusive = s.get("exclusiveMinimum").and_then(Value::as_bool) == Some(true)
+        || s.get("exclusiveMinimum").and_then(Value::as_f64).is_some();
+    let min = s
+        .get("exclusiveMinimum")
+        .and_then(Value::as_f64)
+        .unwrap_or(min)
+        .max(min);
+    let v = if exclusive {
+        min.floor() + 1.0
+    } else {
+        min.ceil()
+    };
+    #[allow(clippy::cast_possible_truncation)] // a schema's small bound
+    let v = v as i64;
+    json!(v)
 }
 
 /// An object of `s`'s properties (deep down only the required ones: recursive schemas end,

@@ -132,42 +132,49 @@ fn write_answers(
 
 pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
     match args.command {
-        Some(CatalogCommand::ImportWbOpenapi {
+        Some(command) => import_cmd(command),
+        None => list(&args),
+    }
+}
+
+/// An `import-…` command: regenerates a definition (and its answers file) from the vendor's
+/// description.
+fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
+    match command {
+        CatalogCommand::ImportWbOpenapi {
             dir,
             output,
             answers,
-        }) => {
+        } => {
             if let Some(path) = &answers {
                 write_answers(&apistend_sandbox::SpecAnswers::load(&dir)?, path)?;
             }
-            return import(&dir, output);
+            import(&dir, output)
         }
-        Some(CatalogCommand::ImportAmocrm {
+        CatalogCommand::ImportAmocrm {
             endpoints,
             definition,
-        }) => {
-            return regenerate(
-                &endpoints,
-                &definition,
-                apistend_catalog::amocrm_import::import,
-            );
-        }
-        Some(CatalogCommand::ImportApify {
+        } => regenerate(
+            &endpoints,
+            &definition,
+            apistend_catalog::amocrm_import::import,
+        ),
+        CatalogCommand::ImportApify {
             spec,
             definition,
             answers,
-        }) => {
+        } => {
             if let Some(path) = &answers {
                 write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
-            return regenerate(&spec, &definition, apistend_catalog::apify_import::import);
+            regenerate(&spec, &definition, apistend_catalog::apify_import::import)
         }
-        Some(CatalogCommand::ImportOpenapi {
+        CatalogCommand::ImportOpenapi {
             spec,
             definition,
             answers,
             extra,
-        }) => {
+        } => {
             if let Some(path) = &answers {
                 write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
@@ -183,13 +190,13 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
             let out = apistend_catalog::openapi_import::import_with(&head, &text, Some(&extra))?;
             std::fs::write(&definition, out)
                 .with_context(|| format!("writing {}", definition.display()))?;
-            return Ok(());
+            Ok(())
         }
-        Some(CatalogCommand::ImportB24 {
+        CatalogCommand::ImportB24 {
             methods,
             definition,
             answers,
-        }) => {
+        } => {
             if let Some(path) = &answers {
                 let text = std::fs::read_to_string(&methods)
                     .with_context(|| format!("reading {}", methods.display()))?;
@@ -197,20 +204,21 @@ pub(crate) fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 std::fs::write(path, documented.to_file_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            return regenerate(&methods, &definition, apistend_catalog::b24_import::import);
+            regenerate(&methods, &definition, apistend_catalog::b24_import::import)
         }
-        Some(CatalogCommand::ImportAnswers { spec, output }) => {
-            return write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output);
+        CatalogCommand::ImportAnswers { spec, output } => {
+            write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output)
         }
-        Some(CatalogCommand::ImportYandexMarket { limits, definition }) => {
-            return regenerate(
-                &limits,
-                &definition,
-                apistend_catalog::ymarket_import::import,
-            );
-        }
-        None => {}
+        CatalogCommand::ImportYandexMarket { limits, definition } => regenerate(
+            &limits,
+            &definition,
+            apistend_catalog::ymarket_import::import,
+        ),
     }
+}
+
+/// The catalog's operations and their limits, as a table or JSON rows.
+fn list(args: &CatalogArgs) -> anyhow::Result<()> {
     let overrides = match &args.overrides {
         Some(path) => Overrides::from_toml(
             &std::fs::read_to_string(path)

@@ -9,16 +9,17 @@
 
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use apistend_catalog::{Catalog, CredentialChannel, Method, Overrides, Service};
-use apistend_client::{Client, ClientConfig, ClientError, RefusedBy};
+use apistend_client::{Client, ClientConfig};
 use apistend_limiter::{Algorithm, MemoryStore, Store};
 use clap::Args;
 use serde::Serialize;
 
+use crate::load_run::{Counts, Run, Worker, sent_and_rejected, spawn_progress, spawn_timeline};
 use crate::services_arg::ServicesArg;
 
 #[derive(Debug, Args)]
@@ -218,32 +219,16 @@ async fn load(
         .service(sid)
         .with_context(|| format!("--service {}", args.service))?;
     let base = base_for(&args.target, &catalog, service);
-    let mut config = ClientConfig::default();
-    config.attempts = args.attempts.max(1);
-    let shared_redis = match args.store.as_str() {
-        "memory" => None,
-        url => Some(Store::from_url(url)?),
-    };
-    let mut clients = Vec::new();
     let credentials = credential_headers(service, &args.key);
-    for _ in 0..args.instances {
-        let store = shared_redis
-            .clone()
-            .unwrap_or_else(|| Store::from(MemoryStore::new()));
-        let mut b = Client::builder()
-            .service(sid)
-            .catalog(catalog.clone())
-            .account(&args.account)
-            .base_url(&base)
-            .store(store)
-            .overrides(overrides.clone())
-            .algorithm(algorithm)
-            .config(config.clone());
-        for (k, v) in &credentials {
-            b = b.header(*k, v);
-        }
-        clients.push(b.build()?);
-    }
+    let clients = clients(
+        args,
+        &catalog,
+        service,
+        &base,
+        &credentials,
+        algorithm,
+        overrides,
+    )?;
     let group = clients
         .first()
         .and_then(|c| c.group_of(method, &args.path))
@@ -256,130 +241,39 @@ async fn load(
         .map_or(1, |o| o.weight.max(1));
     let raw = reqwest::Client::new();
     let server_quota = match &args.admin_token {
-        Some(token) => {
-            // The management API is at the sandbox's root.
-            let root = reqwest::Url::parse(&base)
-                .map(|u| u.origin().ascii_serialization())
-                .unwrap_or_else(|_| base.clone());
-            let root = root.as_str();
-            let q = crate::server_quota::server_quota(
-                &raw,
-                root,
-                token,
-                &args.key,
-                service.id.as_str(),
-                &group_id,
-            )
-            .await?;
-            Some(q)
-        }
+        Some(token) => Some(server_quota(&raw, &base, token, args, service, &group_id).await?),
         None => None,
     };
-    let duration = Duration::from_secs(args.duration);
-    let start = Instant::now();
-    let end = start + duration;
-    let counts = Arc::new(Counts::default());
-    let reported = Arc::new(crate::load_timeline::Reported::default());
-    let timeline = args.timeline.is_some().then(|| {
-        let (counts, reported, clients) =
-            (Arc::clone(&counts), Arc::clone(&reported), clients.clone());
-        let no_limiter = args.no_limiter;
-        tokio::spawn(crate::load_timeline::record(start, end, move |t_s| {
-            let stats: Vec<_> = clients.iter().map(Client::stats).collect();
-            let sum = |f: fn(&apistend_client::Stats) -> u64| stats.iter().map(f).sum::<u64>();
-            crate::load_timeline::Row {
-                t_s,
-                sent: if no_limiter {
-                    counts.sent.load(Ordering::Relaxed)
-                } else {
-                    sum(|s| s.attempts)
-                },
-                ok: counts.ok.load(Ordering::Relaxed),
-                rejected: if no_limiter {
-                    counts.rejected.load(Ordering::Relaxed)
-                } else {
-                    sum(|s| s.server_rate_limits)
-                },
-                remaining: reported.get(),
-            }
-        }))
-    });
+    let run = Run {
+        start: Instant::now(),
+        duration: Duration::from_secs(args.duration),
+        counts: Arc::new(Counts::default()),
+        reported: Arc::new(crate::load_timeline::Reported::default()),
+    };
+    let timeline = args
+        .timeline
+        .is_some()
+        .then(|| spawn_timeline(&run, &clients, args.no_limiter));
     let mut tasks = Vec::new();
     for w in 0..args.workers {
         let client = clients
             .get(w as usize % clients.len())
             .cloned()
             .context("no client")?;
-        let (raw, counts, url, path) = (
-            raw.clone(),
-            Arc::clone(&counts),
-            format!("{base}{}", args.path),
-            args.path.clone(),
-        );
-        let headers = credentials.clone();
-        let no_limiter = args.no_limiter;
-        let (reported, service) = (Arc::clone(&reported), service.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut waits = Vec::new();
-            while Instant::now() < end {
-                if no_limiter {
-                    let mut r = raw.request(apistend_client::http_method(method), &url);
-                    for (k, v) in &headers {
-                        r = r.header(*k, v);
-                    }
-                    counts.sent.fetch_add(1, Ordering::Relaxed);
-                    match r.send().await.map(|r| r.status().as_u16()) {
-                        Ok(s) if s < 400 => counts.ok.fetch_add(1, Ordering::Relaxed),
-                        Ok(429 | 503) => counts.rejected.fetch_add(1, Ordering::Relaxed),
-                        _ => counts.other.fetch_add(1, Ordering::Relaxed),
-                    };
-                    continue;
-                }
-                match client.request(method, &path).deadline(end).send().await {
-                    Ok(r) => {
-                        counts.ok.fetch_add(1, Ordering::Relaxed);
-                        if let Some(left) =
-                            service.reported_remaining(|name| r.headers.get(name)?.to_str().ok())
-                        {
-                            reported.set(left);
-                        }
-                        waits.push(r.waited);
-                    }
-                    Err(ClientError::RateLimited {
-                        refused_by: RefusedBy::Local,
-                        retry_after,
-                    }) => {
-                        // The next slot is past the end of the run (or the ceiling): this worker is done.
-                        if Instant::now() + retry_after >= end {
-                            break;
-                        }
-                        tokio::time::sleep(retry_after).await;
-                    }
-                    Err(ClientError::RateLimited { .. }) => {}
-                    Err(_) => {
-                        counts.other.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-            waits
-        }));
+        let worker = Worker {
+            raw: raw.clone(),
+            url: format!("{base}{}", args.path),
+            path: args.path.clone(),
+            method,
+            headers: credentials.clone(),
+            no_limiter: args.no_limiter,
+            service: service.clone(),
+        };
+        tasks.push(tokio::spawn(worker.run(client, run.clone())));
     }
-    let progress = std::io::stderr().is_terminal().then(|| {
-        let counts = Arc::clone(&counts);
-        tokio::spawn(async move {
-            while Instant::now() < end {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                let done = start.elapsed().as_secs_f64() / duration.as_secs_f64();
-                let bar = "#".repeat((done.min(1.0) * 30.0) as usize);
-                eprint!(
-                    "\r[{bar:<30}] {:>3.0}%  ok {}",
-                    done.min(1.0) * 100.0,
-                    counts.ok.load(Ordering::Relaxed)
-                );
-            }
-            eprintln!();
-        })
-    });
+    let progress = std::io::stderr()
+        .is_terminal()
+        .then(|| spawn_progress(&run));
     let mut waits = Vec::new();
     for t in tasks {
         waits.extend(t.await?);
@@ -390,11 +284,101 @@ async fn load(
     if let (Some(path), Some(t)) = (&args.timeline, timeline) {
         crate::load_timeline::write(path, &t.await?)?;
     }
-    let elapsed = start.elapsed().as_secs_f64().max(duration.as_secs_f64());
-    let stats: Vec<_> = clients.iter().map(Client::stats).collect();
-    let sum = |f: fn(&apistend_client::Stats) -> u64| stats.iter().map(f).sum::<u64>();
+    let learned = clients
+        .first()
+        .and_then(|c| c.learned().into_iter().find(|l| l.group == group_id));
+    let measured = Measured {
+        elapsed: run
+            .start
+            .elapsed()
+            .as_secs_f64()
+            .max(run.duration.as_secs_f64()),
+        waits,
+        quota,
+        server_quota,
+        weight,
+        learned,
+    };
+    Ok(summarize(args, algorithm, &clients, &run.counts, measured))
+}
+
+/// One client per `--instances`, sharing the store when it is Redis.
+fn clients(
+    args: &LoadArgs,
+    catalog: &apistend_catalog::Catalog,
+    service: &Service,
+    base: &str,
+    credentials: &[(&'static str, String)],
+    algorithm: Algorithm,
+    overrides: &Overrides,
+) -> anyhow::Result<Vec<Client>> {
+    let mut config = ClientConfig::default();
+    config.attempts = args.attempts.max(1);
+    let shared_redis = match args.store.as_str() {
+        "memory" => None,
+        url => Some(Store::from_url(url)?),
+    };
+    let mut clients = Vec::new();
+    for _ in 0..args.instances {
+        let store = shared_redis
+            .clone()
+            .unwrap_or_else(|| Store::from(MemoryStore::new()));
+        let mut b = Client::builder()
+            .service(service.id)
+            .catalog(catalog.clone())
+            .account(&args.account)
+            .base_url(base)
+            .store(store)
+            .overrides(overrides.clone())
+            .algorithm(algorithm)
+            .config(config.clone());
+        for (k, v) in credentials {
+            b = b.header(*k, v);
+        }
+        clients.push(b.build()?);
+    }
+    Ok(clients)
+}
+
+/// The quota the sandbox enforces on the key's group (its management API is at the root of
+/// `base`).
+async fn server_quota(
+    raw: &reqwest::Client,
+    base: &str,
+    token: &str,
+    args: &LoadArgs,
+    service: &Service,
+    group: &str,
+) -> anyhow::Result<apistend_limiter::Quota> {
+    let root = reqwest::Url::parse(base)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| base.to_owned());
+    crate::server_quota::server_quota(raw, &root, token, &args.key, service.id.as_str(), group)
+        .await
+}
+
+/// What a run measured besides its counts.
+struct Measured {
+    elapsed: f64,
+    waits: Vec<Duration>,
+    quota: apistend_limiter::Quota,
+    server_quota: Option<apistend_limiter::Quota>,
+    weight: u32,
+    learned: Option<apistend_client::LearnedQuota>,
+}
+
+/// The run's summary.
+fn summarize(
+    args: &LoadArgs,
+    algorithm: Algorithm,
+    clients: &[Client],
+    counts: &Counts,
+    mut m: Measured,
+) -> Summary {
+    let elapsed = m.elapsed;
     let ok = counts.ok.load(Ordering::Relaxed);
-    waits.sort_unstable();
+    m.waits.sort_unstable();
+    let waits = &m.waits;
     let pct = |p: f64| {
         waits
             .get(((waits.len() as f64 * p) as usize).min(waits.len().saturating_sub(1)))
@@ -402,28 +386,20 @@ async fn load(
     };
     // The requests GCRA admits in the run: the burst, then one token per interval, over the
     // request's weight.
+    let weight = m.weight;
     let admits = |q: &apistend_limiter::Quota| {
         (f64::from(q.burst()) + elapsed / q.interval().as_secs_f64()) / elapsed / f64::from(weight)
     };
-    let allowed = admits(&quota);
-    let server_allowed = server_quota.as_ref().map(admits);
+    let allowed = admits(&m.quota);
+    let server_allowed = m.server_quota.as_ref().map(admits);
     let achieved = ok as f64 / elapsed;
-    let learned = clients
-        .first()
-        .and_then(|c| c.learned().into_iter().find(|l| l.group == group_id));
-    Ok(Summary {
-        sent: if args.no_limiter {
-            counts.sent.load(Ordering::Relaxed)
-        } else {
-            sum(|s| s.attempts)
-        },
+    let (sent, rejected) = sent_and_rejected(args.no_limiter, counts, clients);
+    let local_refusals = clients.iter().map(|c| c.stats().local_refusals).sum();
+    Summary {
+        sent,
         ok,
-        rejected: if args.no_limiter {
-            counts.rejected.load(Ordering::Relaxed)
-        } else {
-            sum(|s| s.server_rate_limits)
-        },
-        local_refusals: sum(|s| s.local_refusals),
+        rejected,
+        local_refusals,
         other_errors: counts.other.load(Ordering::Relaxed),
         duration_s: elapsed,
         achieved_rps: achieved,
@@ -431,8 +407,8 @@ async fn load(
         utilization: achieved / allowed,
         server_allowed_rps: server_allowed,
         server_utilization: server_allowed.map(|a| achieved / a),
-        learned_burst: learned.as_ref().map(|l| l.quota.burst()),
-        learned_interval_ms: learned.map(|l| l.quota.interval().as_secs_f64() * 1e3),
+        learned_burst: m.learned.as_ref().map(|l| l.quota.burst()),
+        learned_interval_ms: m.learned.map(|l| l.quota.interval().as_secs_f64() * 1e3),
         wait_p50_ms: pct(0.5),
         wait_p99_ms: pct(0.99),
         workers: args.workers,
@@ -444,15 +420,7 @@ async fn load(
         },
         algorithm: algorithm.as_str().into(),
         limiter: !args.no_limiter,
-    })
-}
-
-#[derive(Debug, Default)]
-struct Counts {
-    sent: AtomicU64,
-    ok: AtomicU64,
-    rejected: AtomicU64,
-    other: AtomicU64,
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod ca_cmd;
 mod catalog_cmd;
 mod data_dir;
 mod load_cmd;
+mod load_run;
 mod load_timeline;
 mod metrics_listener;
 mod plot_cmd;

@@ -12,6 +12,20 @@ pub const ENV_BASE_MS: &str = "WB_API_RETRY_BASE_MS";
 pub const ENV_MAX_WAIT_MS: &str = "WB_API_RATE_LIMIT_MAX_WAIT_MS";
 /// `APISTEND_CLIENT_REDIS`: a Redis URL to share buckets across processes (memory when unset).
 pub const ENV_REDIS: &str = "APISTEND_CLIENT_REDIS";
+/// `APISTEND_RETRY_ATTEMPTS`: the service-neutral name of [`ENV_ATTEMPTS`] (wins when both
+/// are set).
+pub const ENV_RETRY_ATTEMPTS: &str = "APISTEND_RETRY_ATTEMPTS";
+/// `APISTEND_RETRY_BASE_MS`: the service-neutral name of [`ENV_BASE_MS`].
+pub const ENV_RETRY_BASE_MS: &str = "APISTEND_RETRY_BASE_MS";
+/// `APISTEND_RATE_LIMIT_MAX_WAIT_MS`: the service-neutral name of [`ENV_MAX_WAIT_MS`].
+pub const ENV_RATE_LIMIT_MAX_WAIT_MS: &str = "APISTEND_RATE_LIMIT_MAX_WAIT_MS";
+
+/// Each setting's service-neutral variable and the decision record's (`WB_API_…`) one.
+const NAMES: [(&str, &str); 3] = [
+    (ENV_RETRY_ATTEMPTS, ENV_ATTEMPTS),
+    (ENV_RETRY_BASE_MS, ENV_BASE_MS),
+    (ENV_RATE_LIMIT_MAX_WAIT_MS, ENV_MAX_WAIT_MS),
+];
 
 /// The client's retry and wait settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +60,10 @@ impl Default for ClientConfig {
 }
 
 impl ClientConfig {
-    /// Defaults overridden by `WB_API_RETRY_ATTEMPTS`, `WB_API_RETRY_BASE_MS`,
-    /// `WB_API_RATE_LIMIT_MAX_WAIT_MS` and `APISTEND_CLIENT_REDIS`.
+    /// Defaults overridden by `APISTEND_RETRY_ATTEMPTS`, `APISTEND_RETRY_BASE_MS`,
+    /// `APISTEND_RATE_LIMIT_MAX_WAIT_MS` (or the decision record's `WB_API_RETRY_ATTEMPTS`,
+    /// `WB_API_RETRY_BASE_MS`, `WB_API_RATE_LIMIT_MAX_WAIT_MS`: when both names of a setting are
+    /// set, the service-neutral one wins and a warning is logged) and `APISTEND_CLIENT_REDIS`.
     ///
     /// # Errors
     /// [`ClientError::Config`] naming the variable whose value is not a number in range.
@@ -61,10 +77,27 @@ impl ClientConfig {
     /// [`ClientError::Config`] naming the bad variable.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
         let mut c = Self::default();
-        let num = |k: &str, min: u64, max: u64| -> Result<Option<u64>, ClientError> {
-            match get(k) {
+        // The neutral name of a setting, else the decision record's: the one set, and its value.
+        let named = |neutral: &str| -> Option<(String, String)> {
+            let legacy = NAMES.iter().find(|(n, _)| *n == neutral).map(|(_, l)| *l)?;
+            match (get(neutral), get(legacy)) {
+                (Some(v), Some(_)) => {
+                    tracing::warn!(
+                        using = neutral,
+                        ignored = legacy,
+                        "both {neutral} and {legacy} are set; {neutral} wins"
+                    );
+                    Some((neutral.to_owned(), v))
+                }
+                (Some(v), None) => Some((neutral.to_owned(), v)),
+                (None, Some(v)) => Some((legacy.to_owned(), v)),
+                (None, None) => None,
+            }
+        };
+        let num = |neutral: &str, min: u64, max: u64| -> Result<Option<u64>, ClientError> {
+            match named(neutral) {
                 None => Ok(None),
-                Some(v) => match v.trim().parse::<u64>() {
+                Some((k, v)) => match v.trim().parse::<u64>() {
                     Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
                     _ => Err(ClientError::Config(format!(
                         "{k}={v:?}: expected a whole number from {min} to {max}"
@@ -72,13 +105,13 @@ impl ClientConfig {
                 },
             }
         };
-        if let Some(n) = num(ENV_ATTEMPTS, 1, 20)? {
+        if let Some(n) = num(ENV_RETRY_ATTEMPTS, 1, 20)? {
             c.attempts = u32::try_from(n).unwrap_or(3);
         }
-        if let Some(n) = num(ENV_BASE_MS, 1, 600_000)? {
+        if let Some(n) = num(ENV_RETRY_BASE_MS, 1, 600_000)? {
             c.retry_base = Duration::from_millis(n);
         }
-        if let Some(n) = num(ENV_MAX_WAIT_MS, 0, 86_400_000)? {
+        if let Some(n) = num(ENV_RATE_LIMIT_MAX_WAIT_MS, 0, 86_400_000)? {
             c.max_wait = Duration::from_millis(n);
         }
         c.redis = get(ENV_REDIS).filter(|v| !v.trim().is_empty());
@@ -114,5 +147,29 @@ mod tests {
             ClientConfig::from_lookup(|_| None).unwrap(),
             ClientConfig::default()
         );
+    }
+
+    #[test]
+    fn the_service_neutral_names_are_read_and_win_over_the_decision_records() {
+        let get = |env: HashMap<&'static str, &'static str>| {
+            move |k: &str| env.get(k).map(|v| (*v).to_owned())
+        };
+        let neutral = ClientConfig::from_lookup(get([
+            (ENV_RETRY_ATTEMPTS, "7"),
+            (ENV_RETRY_BASE_MS, "50"),
+            (ENV_RATE_LIMIT_MAX_WAIT_MS, "2000"),
+        ]
+        .into()))
+        .unwrap();
+        assert_eq!(
+            (neutral.attempts, neutral.retry_base, neutral.max_wait),
+            (7, Duration::from_millis(50), Duration::from_secs(2))
+        );
+        let both =
+            ClientConfig::from_lookup(get([(ENV_RETRY_ATTEMPTS, "2"), (ENV_ATTEMPTS, "9")].into()))
+                .unwrap();
+        assert_eq!(both.attempts, 2, "the neutral name wins");
+        let bad = ClientConfig::from_lookup(get([(ENV_RETRY_BASE_MS, "x")].into())).unwrap_err();
+        assert!(bad.to_string().contains(ENV_RETRY_BASE_MS), "{bad}");
     }
 }

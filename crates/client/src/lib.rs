@@ -15,7 +15,10 @@ mod metrics;
 mod transport;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, Response};
-pub use config::{ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_REDIS};
+pub use config::{
+    ClientConfig, ENV_ATTEMPTS, ENV_BASE_MS, ENV_MAX_WAIT_MS, ENV_RATE_LIMIT_MAX_WAIT_MS,
+    ENV_REDIS, ENV_RETRY_ATTEMPTS, ENV_RETRY_BASE_MS,
+};
 pub use error::{BoxError, ClientError, RefusedBy};
 pub use ladder::Ladder;
 pub use layer::{RateLimit, RateLimitLayer, RetryPolicy, Waited};

@@ -5,6 +5,9 @@
 mod build;
 mod file;
 mod generated;
+mod groups;
+mod operations;
+mod responses;
 mod source;
 mod template;
 
@@ -84,7 +87,7 @@ impl Definitions {
                 .map(|(n, t)| Added {
                     name: (*n).to_owned(),
                     text: (*t).to_owned(),
-                    // A built-in file is named by its id (`tests/definitions.rs` checks it).
+                    // A built-in file is named by its id (`tests/it/definitions.rs` checks it).
                     id: n.trim_end_matches(".toml").to_owned(),
                     parsed: None,
                 })

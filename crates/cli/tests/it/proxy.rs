@@ -1,0 +1,655 @@
+//! `apistend proxy` as a process in front of a sandbox: requests paced by the client's limiter
+//! (no 429 from the sandbox), WB routed to its operation's host, local refusals with
+//! `Retry-After`, `X-APIStend-Waited-Ms` on every answer, metrics, and each bad input a clear
+//! answer with the proxy still serving afterwards.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use apistend_testkit::{Process, serve_process, temp_dir, with_banner};
+
+const KEY: &str = "proxy-key";
+
+/// A sandbox with `overrides` (TOML) and the demo key [`KEY`].
+fn sandbox(name: &str, overrides: &str) -> (Process, String, std::path::PathBuf) {
+    let dir = temp_dir(name);
+    let file = dir.join("sandbox.toml");
+    std::fs::write(&file, overrides).unwrap();
+    let extra = [
+        "--demo-key".as_ref(),
+        KEY.as_ref(),
+        "--overrides".as_ref(),
+        file.as_os_str(),
+    ];
+    let (p, base) = serve_process(env!("CARGO_BIN_EXE_apistend"), &dir, &extra);
+    (p, base, dir)
+}
+
+/// `apistend proxy ARGS…` on a free port, and its base URL.
+fn proxy(args: &[&str], env: &[(&str, &str)]) -> (Process, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
+    cmd.args(["proxy", "--listen", "127.0.0.1:0"]).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    with_banner(cmd, "APIStend proxy listening on ")
+}
+
+/// `apistend proxy --service ozon --upstream UPSTREAM EXTRA…`.
+fn ozon_proxy(upstream: &str, extra: &[&str], env: &[(&str, &str)]) -> (Process, String) {
+    let mut args = vec!["--service", "ozon", "--upstream", upstream];
+    args.extend_from_slice(extra);
+    proxy(&args, env)
+}
+
+/// Ozon's `POST /v2/warehouse/list` through `base`.
+fn warehouses(base: &str) -> Option<Answer> {
+    let h = ozon_headers();
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    curl("POST", &format!("{base}/v2/warehouse/list"), &h, Some("{}"))
+}
+
+/// One answer: status, headers (lowercase names), body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// `curl -i` (installed by `.ci/run`); `None` (and a loud skip) outside CI without curl.
+fn curl(method: &str, url: &str, headers: &[&str], body: Option<&str>) -> Option<Answer> {
+    let mut cmd = Command::new("curl");
+    cmd.args(["--silent", "--include", "--max-time", "30", "-X", method]);
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    if let Some(b) = body {
+        cmd.args(["--data-binary", b]);
+    }
+    let out = match cmd.arg(url).output() {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(!apistend_testkit::in_ci(), "curl is needed in CI: {e}");
+            eprintln!("SKIP: curl: {e}");
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Some(Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    })
+}
+
+fn ozon_headers() -> Vec<String> {
+    vec![
+        "Client-Id: 1".into(),
+        format!("Api-Key: {KEY}"),
+        "X-Mock-Delay: 0".into(),
+        "Content-Type: application/json".into(),
+    ]
+}
+
+/// The sandbox's count of 429s it answered for Ozon.
+fn sandbox_429s(base: &str) -> u64 {
+    let m = curl("GET", &format!("{base}/metrics"), &[], None).unwrap();
+    m.body
+        .lines()
+        .filter(|l| {
+            l.starts_with("apistend_requests_total{service=\"ozon\"")
+                && l.contains("status=\"429\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn requests_through_the_proxy_are_paced_so_the_sandbox_refuses_none() {
+    // Sandbox and proxy agree: 3 at once, then one per 200 ms.
+    let quota = "[ozon.groups.client]\nburst = 3\ninterval_ms = 200\n";
+    let (_s, sandbox_base, dir) = sandbox("proxy-paced", quota);
+    let file = dir.join("proxy.toml");
+    std::fs::write(&file, quota).unwrap();
+    let upstream = format!("{sandbox_base}/ozon");
+    let overrides = file.to_str().unwrap();
+    let (_p, base2) = ozon_proxy(
+        &upstream,
+        &["--account", "acc-7", "--overrides", overrides],
+        &[],
+    );
+    let h = ozon_headers();
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    let mut waited_somewhere = false;
+    for _ in 0..8 {
+        let Some(a) = curl(
+            "POST",
+            &format!("{base2}/v2/warehouse/list"),
+            &h,
+            Some("{}"),
+        ) else {
+            return;
+        };
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert!(a.body.contains("warehouse_id"), "{}", a.body);
+        let waited: u64 = a.header("x-apistend-waited-ms").unwrap().parse().unwrap();
+        waited_somewhere |= waited > 0;
+    }
+    // 8 requests at 3 + one per 200 ms take at least a second: the proxy waited, the sandbox
+    // refused nothing.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(waited_somewhere);
+    assert_eq!(sandbox_429s(&sandbox_base), 0);
+    // The client's families are on the proxy's /metrics, per account.
+    let m = curl("GET", &format!("{base2}/metrics"), &[], None).unwrap();
+    assert!(
+        m.body.contains(
+            "apistend_client_acquisitions_total{service=\"ozon\",account=\"acc-7\",group=\"client\"} 8"
+        ),
+        "{}",
+        m.body
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn wb_requests_go_to_their_operations_host() {
+    let (_s, sandbox_base, dir) = sandbox("proxy-wb", "");
+    let (_p, base) = proxy(&["--service", "wb", "--upstream", &sandbox_base], &[]);
+    let auth = format!("Authorization: {KEY}");
+    // /api/v3/warehouses is marketplace-api's; /ping exists on every host.
+    let Some(a) = curl(
+        "GET",
+        &format!("{base}/api/v3/warehouses"),
+        &[&auth, "X-Mock-Delay: 0"],
+        None,
+    ) else {
+        return;
+    };
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert!(a.body.contains("officeId"), "{}", a.body);
+    assert!(
+        a.header("x-ratelimit-remaining").is_some(),
+        "{:?}",
+        a.headers
+    );
+    assert!(a.header("x-apistend-waited-ms").is_some());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
+    let group = "[wb.groups.\"content-api.kontent\"]";
+    let (_s, sandbox_base, dir) = sandbox(
+        "proxy-learn",
+        &format!("{group}\nburst = 2\ninterval_ms = 400\n"),
+    );
+    let model = dir.join("model.toml");
+    std::fs::write(&model, format!("{group}\nburst = 5\ninterval_ms = 200\n")).unwrap();
+    let (_p, base) = proxy(
+        &[
+            "--service",
+            "wb",
+            "--upstream",
+            &sandbox_base,
+            "--overrides",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let Some(none) = curl("GET", &format!("{base}/learned"), &[], None) else {
+        return;
+    };
+    assert_eq!((none.status, none.body.as_str()), (200, "[]"));
+    // Five at once against a sandbox that takes two: the rejections carry WB's
+    // X-Ratelimit-Limit, and the proxy's client takes the sandbox's burst and narrows its rate.
+    let url = format!("{base}/content/v2/object/all");
+    let threads: Vec<_> = (0..5)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let auth = format!("Authorization: {KEY}");
+                curl("GET", &url, &[&auth, "X-Mock-Delay: 0"], None).unwrap()
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let learned = curl("GET", &format!("{base}/learned"), &[], None).unwrap();
+    let rows: serde_json::Value = serde_json::from_str(&learned.body).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["group"], "content-api.kontent", "{rows}");
+    assert_eq!(
+        (row["burst"].as_u64(), row["catalog_burst"].as_u64()),
+        (Some(2), Some(5))
+    );
+    assert!(row["interval_ms"].as_f64().unwrap() > 200.0, "{rows}");
+    assert_eq!(row["from"], "headers");
+    let m = curl("GET", &format!("{base}/metrics"), &[], None).unwrap();
+    assert!(
+        m.body
+            .lines()
+            .any(|l| l.starts_with("apistend_client_quota_burst")
+                && l.contains("content-api.kontent")
+                && l.ends_with(" 2")),
+        "{}",
+        m.body
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_call_that_would_wait_past_the_ceiling_is_refused_locally_with_retry_after() {
+    let quota = "[ozon.groups.client]\nburst = 1\ninterval_ms = 1000\n";
+    let (_s, sandbox_base, dir) = sandbox("proxy-refused", "");
+    let file = dir.join("proxy.toml");
+    std::fs::write(&file, quota).unwrap();
+    let upstream = format!("{sandbox_base}/ozon");
+    // The wait ceiling at its least: one interval + 5 s.
+    let overrides = file.to_str().unwrap();
+    let (_p, base) = ozon_proxy(
+        &upstream,
+        &["--overrides", overrides],
+        &[("WB_API_RATE_LIMIT_MAX_WAIT_MS", "0")],
+    );
+    if Command::new("curl").arg("--version").output().is_err() {
+        assert!(!apistend_testkit::in_ci(), "curl is needed in CI");
+        return;
+    }
+    // Ten at once against one per second: the ceiling (one interval + 5 s) lets about six
+    // through; the others are refused without being sent.
+    let url = format!("{base}/v2/warehouse/list");
+    let threads: Vec<_> = (0..10)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let h = ozon_headers();
+                let h: Vec<&str> = h.iter().map(String::as_str).collect();
+                curl("POST", &url, &h, Some("{}")).unwrap()
+            })
+        })
+        .collect();
+    let answers: Vec<Answer> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let refused: Vec<&Answer> = answers.iter().filter(|a| a.status == 429).collect();
+    assert!(answers.iter().any(|a| a.status == 200));
+    assert!(
+        !refused.is_empty(),
+        "none refused: {:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    for a in &refused {
+        assert!(
+            a.header("retry-after")
+                .is_some_and(|v| v.parse::<u64>().unwrap() >= 1)
+        );
+        assert!(a.body.contains("refused locally"), "{}", a.body);
+        assert!(a.header("x-apistend-waited-ms").is_some());
+    }
+    assert_eq!(sandbox_429s(&sandbox_base), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A fake upstream that answers every request with headers promising 100 bytes, sends 3, and
+/// closes: a reset mid-body.
+fn resetting_upstream() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming().take(20) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn bad_input_gets_a_clear_answer_and_nothing_sticks() {
+    let (_s, sandbox_base, dir) = sandbox("proxy-bad", "");
+    let upstream = format!("{sandbox_base}/ozon");
+    let limits = ["--max-body-bytes", "64", "--read-timeout-s", "1"];
+    let (_p, base) = ozon_proxy(&upstream, &limits, &[]);
+    let h = ozon_headers();
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let url = format!("{base}/v2/warehouse/list");
+    // Oversize body: 413, said by the proxy.
+    let Some(a) = curl("POST", &url, &h, Some(&"x".repeat(1000))) else {
+        return;
+    };
+    assert_eq!(a.status, 413, "{}", a.body);
+    assert!(a.body.contains("apistend proxy"), "{}", a.body);
+    // A slow client: headers, then nothing of the announced body: 408 within the read timeout.
+    let addr = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /v2/warehouse/list HTTP/1.1\r\nHost: {addr}\r\nClient-Id: 1\r\nApi-Key: {KEY}\r\nContent-Length: 40\r\n\r\n{{"
+    )
+    .unwrap();
+    let mut got = String::new();
+    let _ = s.read_to_string(&mut got);
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    // The proxy still serves.
+    let a = curl("POST", &url, &h, Some("{}")).unwrap();
+    assert_eq!(a.status, 200, "{}", a.body);
+
+    // Unreachable upstream: 502 naming it, quickly.
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let (_d, dbase) = ozon_proxy(&dead_url, &[], &[("WB_API_RETRY_BASE_MS", "10")]);
+    let a = warehouses(&dbase).unwrap();
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert!(
+        a.body.contains("upstream unreachable") && a.body.contains(&dead_url),
+        "{}",
+        a.body
+    );
+
+    // An upstream that resets mid-body: the answer streams through as it came (its head, and
+    // the body cut where the upstream cut it, as nginx and Envoy pass it on), and the next
+    // request is answered too.
+    let reset = resetting_upstream();
+    let (_r, rbase) = ozon_proxy(&reset, &[], &[("WB_API_RETRY_BASE_MS", "10")]);
+    for _ in 0..2 {
+        let a = warehouses(&rbase).unwrap();
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.body, "abc");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn several_services_by_prefix_and_a_path_of_none_is_404() {
+    let (_s, sandbox_base, dir) = sandbox("proxy-multi", "");
+    let (_p, base) = proxy(
+        &[
+            "--service",
+            "wb",
+            "--service",
+            "ozon",
+            "--upstream",
+            &sandbox_base,
+        ],
+        &[],
+    );
+    let h = ozon_headers();
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let Some(a) = curl(
+        "POST",
+        &format!("{base}/ozon/v2/warehouse/list"),
+        &h,
+        Some("{}"),
+    ) else {
+        return;
+    };
+    // Several services, the upstream an origin: each request carries its service's real host,
+    // by which the sandbox routes it.
+    assert_eq!(a.status, 200, "{}", a.body);
+    let auth = format!("Authorization: {KEY}");
+    let a = curl(
+        "GET",
+        &format!("{base}/wb/api/v3/warehouses"),
+        &[&auth, "X-Mock-Delay: 0"],
+        None,
+    )
+    .unwrap();
+    assert_eq!(a.status, 200, "{}", a.body);
+    let a = curl("GET", &format!("{base}/nothing/here"), &[], None).unwrap();
+    assert_eq!(a.status, 404, "{}", a.body);
+    assert!(a.body.contains("no service"), "{}", a.body);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// How a fake upstream answers every request it reads.
+#[derive(Clone, Copy)]
+enum Reply {
+    /// A 200 promising 100 bytes, 3 sent, then the connection closed.
+    ResetMidBody,
+    /// Nothing, for 6 s.
+    Silent,
+    /// A 500.
+    ServerError,
+    /// A 200 of this many bytes.
+    Huge(usize),
+}
+
+/// A fake upstream answering with `reply`, and the count of requests it has received.
+fn fake_upstream(reply: Reply) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for s in l.incoming().take(50) {
+            let Ok(mut s) = s else { continue };
+            let counted = std::sync::Arc::clone(&counted);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                if s.read(&mut buf).unwrap_or(0) == 0 {
+                    return;
+                }
+                counted.fetch_add(1, Ordering::SeqCst);
+                match reply {
+                    Reply::ResetMidBody => {
+                        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+                    }
+                    Reply::Silent => std::thread::sleep(Duration::from_secs(6)),
+                    Reply::ServerError => {
+                        let _ = s.write_all(
+                            b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                        );
+                    }
+                    Reply::Huge(n) => {
+                        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n");
+                        let _ = s.write_all(head.as_bytes());
+                        let piece = vec![b'x'; 1 << 16];
+                        let mut left = n;
+                        while left > 0 {
+                            let k = left.min(piece.len());
+                            if s.write_all(piece.get(..k).unwrap()).is_err() {
+                                return;
+                            }
+                            left -= k;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// RFC 9110 §9.2.2: a write that may have reached the service is never sent again — not after a
+/// reset mid-answer, a timeout or a 5xx — while a read (Ozon's `POST …/list`) is retried after a
+/// 5xx; the deadline counts the whole request, not each try.
+#[test]
+fn a_write_reaches_the_upstream_once_whatever_fails() {
+    use std::sync::atomic::Ordering;
+    let h = ozon_headers();
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let fast = [("WB_API_RETRY_BASE_MS", "10")];
+
+    let (up, seen) = fake_upstream(Reply::ResetMidBody);
+    let (_p, base) = ozon_proxy(&up, &[], &fast);
+    let Some(a) = curl("POST", &format!("{base}/v3/product/import"), &h, Some("{}")) else {
+        return;
+    };
+    assert_eq!(
+        a.status, 200,
+        "the head passes through as it came: {}",
+        a.body
+    );
+    assert!(a.body.len() < 100, "the body is cut as the upstream cut it");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "a reset mid-answer: one copy"
+    );
+
+    let (up, seen) = fake_upstream(Reply::Silent);
+    let (_p, base) = ozon_proxy(&up, &["--upstream-timeout-s", "2"], &fast);
+    for path in ["/v3/product/import", "/v3/product/list"] {
+        let started = Instant::now();
+        let a = curl("POST", &format!("{base}{path}"), &h, Some("{}")).unwrap();
+        assert_eq!(a.status, 504, "{path}: {}", a.body);
+        assert!(
+            started.elapsed() < Duration::from_millis(3500),
+            "{path}: the deadline is the request's, not each try's: {:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        2,
+        "a slow upstream: one copy each"
+    );
+
+    let (up, seen) = fake_upstream(Reply::ServerError);
+    let (_p, base) = ozon_proxy(&up, &[], &fast);
+    let a = curl("POST", &format!("{base}/v3/product/import"), &h, Some("{}")).unwrap();
+    assert_eq!(a.status, 500, "{}", a.body);
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "a 5xx of a write: not repeated"
+    );
+    let a = curl("POST", &format!("{base}/v3/product/list"), &h, Some("{}")).unwrap();
+    assert_eq!(a.status, 500, "{}", a.body);
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        4,
+        "a 5xx of a read: three tries in all"
+    );
+}
+
+/// A 300 MB answer streams through: the proxy's memory stays within 64 MB of its idle size.
+#[test]
+fn a_large_answer_streams_through_in_bounded_memory() {
+    if !std::path::Path::new("/proc/self/status").exists() {
+        eprintln!("SKIP: no /proc to read the proxy's memory from");
+        return;
+    }
+    const SIZE: usize = 300 << 20;
+    let (up, _seen) = fake_upstream(Reply::Huge(SIZE));
+    let (p, base) = ozon_proxy(&up, &[], &[]);
+    let pid = p.0.id();
+    let idle = apistend_testkit::rss_kib(pid);
+    let addr = base.trim_start_matches("http://").to_owned();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let done = std::sync::Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(apistend_testkit::rss_kib(pid));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        })
+    };
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "POST /v3/product/list HTTP/1.1\r\nHost: {addr}\r\nClient-Id: 1\r\nApi-Key: {KEY}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut total = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(120) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n,
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = watcher.join().unwrap();
+    assert!(total > SIZE, "the whole answer came through: {total} bytes");
+    eprintln!("proxy RSS idle {idle} KiB, peak {peak} KiB while streaming {SIZE} bytes");
+    assert!(
+        peak.saturating_sub(idle) < 64 * 1024,
+        "idle {idle} KiB, peak {peak} KiB"
+    );
+}
+
+/// A head that never completes is closed after the head timeout, 1 000 of them at once; a
+/// malformed chunked body is a 400, not a 413.
+#[test]
+fn half_sent_heads_are_closed_and_bad_framing_is_a_400() {
+    let (_s, sandbox_base, dir) = sandbox("proxy-heads", "");
+    let upstream = format!("{sandbox_base}/ozon");
+    let (p, base) = ozon_proxy(&upstream, &["--head-timeout-s", "1"], &[]);
+    let addr = base.trim_start_matches("http://").to_owned();
+    let mut held: Vec<TcpStream> = (0..1000)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            s.write_all(b"GET /v3/product/list HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut closed = 0;
+    for s in &mut held {
+        s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let mut b = [0u8; 64];
+        if matches!(s.read(&mut b), Ok(0) | Err(_)) {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 1000);
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", p.0.id())) {
+        let n = fds.count();
+        assert!(n < 100, "the proxy holds {n} file descriptors");
+    }
+
+    for body in ["zz\r\nabc\r\n0\r\n\r\n", "3\nabc\n0\n\n"] {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "POST /v3/product/list HTTP/1.1\r\nHost: {addr}\r\nClient-Id: 1\r\nApi-Key: {KEY}\r\nTransfer-Encoding: chunked\r\n\r\n{body}"
+        )
+        .unwrap();
+        let mut got = String::new();
+        let _ = s.read_to_string(&mut got);
+        assert!(got.starts_with("HTTP/1.1 400"), "{body:?}: {got}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,362 @@
+//! The client against a sandbox started in the test: the decision record's cases.
+
+use crate::support;
+
+use std::time::{Duration, Instant};
+
+use apistend_catalog::{Method, Overrides, ServiceId};
+use apistend_client::{Client, ClientError, RefusedBy};
+use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
+use apistend_testkit::RedisServer;
+
+const FEED: &str = "/api/v1/supplier/incomes";
+
+fn client(s: &support::TestSandbox, overrides: &str, store: Store) -> Client {
+    Client::builder()
+        .service(ServiceId::WB)
+        .account("seller-1")
+        .base_url(format!("{}/wb", s.base))
+        .header("Authorization", &s.key)
+        .header("X-Mock-Delay", "0")
+        .overrides(Overrides::from_toml(overrides).unwrap())
+        .store(store)
+        .config(support::quick())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_of_one_request_per_window_reads_three_pages_in_a_row() {
+    let group = support::wb_group(Method::Get, FEED);
+    let quota = support::wb_quota(&group, 1, 1500);
+    let s = support::sandbox(&quota).await;
+    let c = client(&s, &quota, Store::from(MemoryStore::new()));
+    let t = Instant::now();
+    for page in 0..3 {
+        let r = c
+            .get(FEED)
+            .query(&[("dateFrom", "2026-01-01"), ("page", &page.to_string())])
+            .send()
+            .await;
+        assert!(r.is_ok(), "page {page}: {r:?}");
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(2900),
+        "two waits for the next window: {:?}",
+        t.elapsed()
+    );
+    let st = c.stats();
+    assert_eq!((st.server_rate_limits, st.local_refusals), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loser_of_a_race_for_one_token_waits_for_the_next_slot() {
+    let group = support::wb_group(Method::Get, FEED);
+    let quota = support::wb_quota(&group, 1, 1000);
+    let s = support::sandbox(&quota).await;
+    let store = Store::from(MemoryStore::new());
+    let (a, b) = (client(&s, &quota, store.clone()), client(&s, &quota, store));
+    let (ra, rb) = tokio::join!(
+        a.get(FEED).query(&[("dateFrom", "2026-01-01")]).send(),
+        b.get(FEED).query(&[("dateFrom", "2026-01-01")]).send()
+    );
+    assert!(ra.is_ok() && rb.is_ok(), "{ra:?} {rb:?}");
+    let waited = a.stats().waited.max(b.stats().waited);
+    assert!(
+        waited >= Duration::from_millis(900),
+        "one of them waited for the next slot: {waited:?}"
+    );
+    assert_eq!(
+        a.stats().server_rate_limits + b.stats().server_rate_limits,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stricter_sandbox_gets_one_429_per_penalty_then_recovery() {
+    // The sandbox allows one request per second; the client believes in 5 per 3 s (600 ms).
+    let group = support::wb_group(Method::Get, "/content/v2/object/all");
+    let s = support::sandbox(&support::wb_quota(&group, 1, 1000)).await;
+    let store = Store::from(MemoryStore::new());
+    let clients = [client(&s, "", store.clone()), client(&s, "", store)];
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for c in clients.clone() {
+        tasks.push(tokio::spawn(async move {
+            let mut out = Vec::new();
+            for _ in 0..4 {
+                let started = Instant::now();
+                let r = c.get("/content/v2/object/all").send().await;
+                out.push((r.map(|_| ()), started.elapsed()));
+            }
+            out
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        for (r, took) in t.await.unwrap() {
+            match r {
+                Ok(()) => ok += 1,
+                Err(ClientError::RateLimited { .. }) => {}
+                Err(e) => panic!("only success or a typed rate limit, got {e}"),
+            }
+            // Attempts × (ceiling of 5.6 s + request): a call never hangs past its ceilings.
+            assert!(took < Duration::from_secs(20), "{took:?}");
+        }
+    }
+    let elapsed = t.elapsed().as_secs_f64();
+    let rejected: u64 = clients.iter().map(|c| c.stats().server_rate_limits).sum();
+    let penalties: u64 = clients.iter().map(|c| c.stats().penalties).sum();
+    assert!(ok >= 4, "the client recovers: {ok} of 8 succeeded");
+    assert!(
+        rejected >= 1,
+        "the sandbox is stricter: some 429s are expected"
+    );
+    assert_eq!(penalties, rejected, "every 429 penalizes the shared bucket");
+    // A penalty lasts at least the sandbox's 1 s hint: at most one 429 per second per account.
+    assert!(
+        (rejected as f64) <= elapsed.ceil() + 1.0,
+        "{rejected} 429s in {elapsed:.1} s"
+    );
+    eprintln!("stricter sandbox: {ok}/8 ok, {rejected} 429s in {elapsed:.1} s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_client_errors_are_not() {
+    let s = support::sandbox("").await;
+    let c = client(&s, "", Store::from(MemoryStore::new()));
+    let t = Instant::now();
+    let r = c
+        .get("/api/v3/warehouses")
+        .header("X-Mock-Scenario", "server_error")
+        .send()
+        .await;
+    match r {
+        Err(ClientError::Server {
+            status: 500,
+            attempts: 3,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    // Backoff 50·2^0 + 50·2^1 ms at least.
+    assert!(t.elapsed() >= Duration::from_millis(150));
+    assert_eq!((c.stats().attempts, c.stats().retries_server), (3, 2));
+
+    let c = client(&s, "", Store::from(MemoryStore::new()));
+    assert!(matches!(
+        c.get("/api/v3/warehouses")
+            .header("X-Mock-Scenario", "unauthorized")
+            .send()
+            .await,
+        Err(ClientError::Unauthorized { .. })
+    ));
+    assert!(matches!(
+        c.get("/api/v3/no-such-thing").send().await,
+        Err(ClientError::NotFound { .. })
+    ));
+    assert!(matches!(
+        c.get("/api/v3/warehouses")
+            .header("X-Mock-Scenario", "forbidden")
+            .send()
+            .await,
+        Err(ClientError::Forbidden { .. })
+    ));
+    assert_eq!(c.stats().attempts, 3, "one attempt each: never retried");
+
+    let bad = Client::builder()
+        .service(ServiceId::WB)
+        .base_url(format!("{}/wb", s.base))
+        .header("Authorization", "wrong")
+        .config(support::quick())
+        .build()
+        .unwrap();
+    match bad.get("/api/v3/warehouses").send().await {
+        Err(ClientError::Unauthorized { body }) => {
+            assert_eq!(body["status"], 401, "the parsed WB body");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_refusals_carry_retry_after_and_respect_deadlines() {
+    let group = support::wb_group(Method::Get, FEED);
+    let quota = support::wb_quota(&group, 1, 60_000);
+    let s = support::sandbox(&quota).await;
+    let c = client(&s, &quota, Store::from(MemoryStore::new()));
+    c.get(FEED)
+        .query(&[("dateFrom", "2026-01-01")])
+        .send()
+        .await
+        .unwrap();
+    // The next slot is a minute away: with a 2 s deadline the client fails fast, without sending.
+    let t = Instant::now();
+    let r = c
+        .get(FEED)
+        .query(&[("dateFrom", "2026-01-01")])
+        .deadline(Instant::now() + Duration::from_secs(2))
+        .send()
+        .await;
+    match r {
+        Err(
+            e @ ClientError::RateLimited {
+                refused_by: RefusedBy::Local,
+                ..
+            },
+        ) => {
+            assert!(e.retry_after().unwrap() > Duration::from_secs(55));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(1), "fails fast");
+    assert_eq!(c.stats().attempts, 1);
+}
+
+/// The worker of `two_processes_sharing_redis_see_no_429`: runs only when asked to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_process() {
+    let (Ok(base), Ok(redis), Ok(quota)) = (
+        std::env::var("APISTEND_T_BASE"),
+        std::env::var("APISTEND_T_REDIS"),
+        std::env::var("APISTEND_T_QUOTA"),
+    ) else {
+        return;
+    };
+    let store = Store::from(RedisStore::new(RedisConfig::from_url(&redis).unwrap()).unwrap());
+    let c = Client::builder()
+        .service(ServiceId::WB)
+        .account("seller-shared")
+        .base_url(format!("{base}/wb"))
+        .header("Authorization", "client-key")
+        .header("X-Mock-Delay", "0")
+        .overrides(Overrides::from_toml(&quota).unwrap())
+        .store(store)
+        .config(support::quick())
+        .build()
+        .unwrap();
+    let mut ok = 0;
+    for _ in 0..6 {
+        if c.get("/content/v2/object/all").send().await.is_ok() {
+            ok += 1;
+        }
+    }
+    println!("WORKER ok={ok} rejected={}", c.stats().server_rate_limits);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_sharing_redis_see_no_429() {
+    let Some(redis) = RedisServer::start("two_processes_sharing_redis_see_no_429") else {
+        return;
+    };
+    let group = support::wb_group(Method::Get, "/content/v2/object/all");
+    let quota = support::wb_quota(&group, 2, 400);
+    let s = support::sandbox(&quota).await;
+    let exe = std::env::current_exe().unwrap();
+    let spawn = || {
+        std::process::Command::new(&exe)
+            .args(["--exact", "e2e::worker_process", "--nocapture"])
+            .env("APISTEND_T_BASE", &s.base)
+            .env("APISTEND_T_REDIS", redis.url())
+            .env("APISTEND_T_QUOTA", &quota)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let children = [spawn(), spawn()];
+    let outputs = tokio::task::spawn_blocking(move || {
+        children
+            .map(|c| String::from_utf8_lossy(&c.wait_with_output().unwrap().stdout).into_owned())
+    })
+    .await
+    .unwrap();
+    let mut total_ok = 0;
+    for out in &outputs {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("WORKER"))
+            .unwrap_or_else(|| panic!("no worker report: {out}"));
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(name))
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+        };
+        assert_eq!(field("rejected="), 0, "{line}");
+        total_ok += field("ok=");
+    }
+    assert_eq!(total_ok, 12, "{outputs:?}");
+}
+
+/// The server's `X-Ratelimit-Remaining` is believed when it says less than the client's model:
+/// a sandbox that holds 2 (one back a minute) against a client that believes in 5. After two
+/// calls the server says 0 left; the shared bucket drops to match, so the third call is refused
+/// locally instead of being sent into a 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_reporting_fewer_tokens_left_tightens_the_shared_bucket() {
+    let group = support::wb_group(Method::Get, FEED);
+    let s = support::sandbox(&support::wb_quota(&group, 2, 60_000)).await;
+    let store = Store::from(MemoryStore::new());
+    let c = client(&s, &support::wb_quota(&group, 5, 200), store);
+    for _ in 0..2 {
+        let r = c
+            .request(Method::Get, FEED)
+            .query(&[("dateFrom", "2026-01-01")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
+    }
+    let third = c
+        .request(Method::Get, FEED)
+        .query(&[("dateFrom", "2026-01-01")])
+        .deadline(Instant::now() + Duration::from_millis(100))
+        .send()
+        .await;
+    assert!(
+        matches!(
+            third,
+            Err(ClientError::RateLimited {
+                refused_by: RefusedBy::Local,
+                ..
+            })
+        ),
+        "{third:?}"
+    );
+    assert_eq!(c.stats().server_rate_limits, 0, "{:?}", c.stats());
+    assert_eq!(c.stats().attempts, 2);
+}
+
+/// A server more generous than the catalog that says so in its headers (MoySklad's limit and
+/// window: 90 units per 3 s against the catalog's 45) is used at its own rate: after the first
+/// answer, 21 more requests of weight 4 (88 units in all) go without a wait — each with a 100 ms
+/// deadline, which the catalog's quota would break from the twelfth on — and the server refuses
+/// none. The base URL is MoySklad's own form, ending in `/api/remap/1.2`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
+    let s = support::sandbox("[moysklad.groups.user]\nburst = 90\nper_second = 30\n").await;
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let ms = Client::builder()
+        .service(catalog.service_id("moysklad").unwrap())
+        .account("ms-user")
+        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .header("X-Mock-Delay", "0")
+        .store(Store::from(MemoryStore::new()))
+        .config(support::quick())
+        .build()
+        .unwrap();
+    ms.get("/entity/product").send().await.unwrap();
+    let learned = ms.learned();
+    assert_eq!(learned.len(), 1, "{learned:?}");
+    assert_eq!(learned[0].quota.burst(), 90, "{learned:?}");
+    for i in 0..21 {
+        let deadline = Instant::now() + Duration::from_millis(100);
+        let r = ms.get("/entity/product").deadline(deadline).send().await;
+        assert!(r.is_ok(), "request {i}: {r:?} {:?}", ms.learned());
+    }
+    let st = ms.stats();
+    assert_eq!((st.server_rate_limits, st.local_refusals), (0, 0), "{st:?}");
+}
