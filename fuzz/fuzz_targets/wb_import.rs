@@ -5,6 +5,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    apistend_catalog::wb_import::fuzzing::limit_block(text);
-    apistend_catalog::wb_import::fuzzing::import_yaml(text);
+    apistend_catalog::import::wb::fuzzing::limit_block(text);
+    apistend_catalog::import::wb::fuzzing::import_yaml(text);
 });

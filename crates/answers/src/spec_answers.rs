@@ -256,7 +256,7 @@ impl SpecAnswers {
         let bad = |e: String| AnswersError::corrupt(format!("OpenAPI {}", dir.display()), e);
         let mut specs = SpecAnswers::default();
         for (name, yaml) in
-            apistend_catalog::wb_import::read_specs(dir).map_err(|e| bad(e.to_string()))?
+            apistend_catalog::import::wb::read_specs(dir).map_err(|e| bad(e.to_string()))?
         {
             let doc = serde_json::to_value(&yaml).map_err(|e| bad(format!("{name}: {e}")))?;
             specs.add(&doc);
@@ -270,7 +270,7 @@ impl SpecAnswers {
     /// [`AnswersError`] naming the file that cannot be read or parsed.
     pub fn load_file(path: &Path) -> Result<Self, AnswersError> {
         let bad = |e: String| AnswersError::corrupt(format!("OpenAPI {}", path.display()), e);
-        let yaml = apistend_catalog::wb_import::read_spec(path).map_err(|e| bad(e.to_string()))?;
+        let yaml = apistend_catalog::import::wb::read_spec(path).map_err(|e| bad(e.to_string()))?;
         let doc = serde_json::to_value(&yaml).map_err(|e| bad(e.to_string()))?;
         let mut specs = SpecAnswers::default();
         specs.add(&doc);
@@ -306,7 +306,7 @@ impl SpecAnswers {
             .and_then(|s| s.get(0))
             .and_then(|s| s.get("url"))
             .and_then(Value::as_str)
-            .map(apistend_catalog::openapi_import::server_path)
+            .map(apistend_catalog::server_path)
             .unwrap_or_default()
             .to_owned();
         for (path, item) in paths {

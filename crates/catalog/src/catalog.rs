@@ -5,7 +5,6 @@ use crate::error::CatalogError;
 use crate::model::{Method, Operation, Service, ServiceId};
 use crate::overrides::Overrides;
 use crate::wb::WB_CATALOG_JSON;
-use crate::wb_import;
 use crate::{definition, hostnames};
 use definition::Definitions;
 
@@ -58,7 +57,7 @@ impl Catalog {
     ///
     /// # Errors
     /// [`CatalogError`] for a file whose numbers or references are invalid.
-    pub fn from_wb(file: &wb_import::WbCatalogFile) -> Result<Self, CatalogError> {
+    pub fn from_wb(file: &crate::wb_catalog::WbCatalogFile) -> Result<Self, CatalogError> {
         Self::load(&Definitions::builtin(), Some(file))
     }
 
@@ -69,14 +68,15 @@ impl Catalog {
     /// definition, or two services with one id or one prefix.
     pub fn load(
         definitions: &Definitions,
-        wb: Option<&wb_import::WbCatalogFile>,
+        wb: Option<&crate::wb_catalog::WbCatalogFile>,
     ) -> Result<Self, CatalogError> {
         let committed;
         let wb = match wb {
             Some(f) => f,
             None => {
-                committed = serde_json::from_str::<wb_import::WbCatalogFile>(WB_CATALOG_JSON)
-                    .map_err(|e| CatalogError::Data(format!("data/wb.json: {e}")))?;
+                committed =
+                    serde_json::from_str::<crate::wb_catalog::WbCatalogFile>(WB_CATALOG_JSON)
+                        .map_err(|e| CatalogError::Data(format!("data/wb.json: {e}")))?;
                 &committed
             }
         };

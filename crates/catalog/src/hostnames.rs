@@ -70,6 +70,23 @@ pub(crate) fn valid_pattern(pattern: &str) -> bool {
         })
 }
 
+/// The path of a server URL (`https://api.moysklad.ru/api/remap/1.2` → `/api/remap/1.2`),
+/// which prefixes every path of its document; empty when it has none (`//api-seller.ozon.ru`).
+///
+/// ```
+/// use apistend_catalog::server_path;
+/// assert_eq!(server_path("https://api.moysklad.ru/api/remap/1.2/"), "/api/remap/1.2");
+/// assert_eq!(server_path("//api-seller.ozon.ru"), "");
+/// ```
+#[must_use]
+pub fn server_path(url: &str) -> &str {
+    let rest = url.split_once("//").map_or(url, |(_, r)| r);
+    rest.find('/')
+        .and_then(|i| rest.get(i..))
+        .unwrap_or("")
+        .trim_end_matches('/')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

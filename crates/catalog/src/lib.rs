@@ -15,9 +15,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod amocrm_import;
-pub mod apify_import;
-pub mod b24_import;
 mod catalog;
 mod classify;
 pub mod definition;
@@ -25,10 +22,11 @@ mod error;
 mod error_kind;
 mod export;
 mod hostnames;
+#[cfg(feature = "import")]
+pub mod import;
 mod intern;
 mod keys;
 mod model;
-pub mod openapi_import;
 mod overrides;
 mod rate_headers;
 mod render;
@@ -37,14 +35,14 @@ mod reserved;
 mod resolve;
 pub mod templates;
 mod wb;
-pub mod wb_import;
-pub mod ymarket_import;
+mod wb_catalog;
 
 pub use catalog::{Catalog, Resolved};
 pub use classify::AnswerKind;
 pub use error::CatalogError;
 pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind};
 pub use export::CatalogRow;
+pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,
@@ -56,3 +54,4 @@ pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETR
 pub use repeat::{READ_WORDS, repeatable, repeatable_by_rule};
 pub use reserved::RESERVED_PREFIXES;
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};
+pub use wb_catalog::{WbCatalogFile, WbGroupRecord, WbOperationRecord};

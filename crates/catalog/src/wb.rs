@@ -8,7 +8,7 @@ use apistend_limiter::Quota;
 
 use crate::error::CatalogError;
 use crate::model::{BucketScope, LimitGroup, Method, Operation, short_host};
-use crate::wb_import::WbCatalogFile;
+use crate::wb_catalog::WbCatalogFile;
 
 /// The committed catalog file, written by `apistend catalog import-wb-openapi`.
 pub const WB_CATALOG_JSON: &str = include_str!("../data/wb.json");

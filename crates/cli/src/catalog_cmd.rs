@@ -157,7 +157,7 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         } => regenerate(
             &endpoints,
             &definition,
-            apistend_catalog::amocrm_import::import,
+            apistend_catalog::import::amocrm::import,
         ),
         CatalogCommand::ImportApify {
             spec,
@@ -167,7 +167,7 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
             if let Some(path) = &answers {
                 write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
-            regenerate(&spec, &definition, apistend_catalog::apify_import::import)
+            regenerate(&spec, &definition, apistend_catalog::import::apify::import)
         }
         CatalogCommand::ImportOpenapi {
             spec,
@@ -179,7 +179,11 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
                 write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
             let Some(extra) = extra else {
-                return regenerate(&spec, &definition, apistend_catalog::openapi_import::import);
+                return regenerate(
+                    &spec,
+                    &definition,
+                    apistend_catalog::import::openapi::import,
+                );
             };
             let extra = std::fs::read_to_string(&extra)
                 .with_context(|| format!("reading {}", extra.display()))?;
@@ -187,7 +191,7 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
                 .with_context(|| format!("reading {}", spec.display()))?;
             let head = std::fs::read_to_string(&definition)
                 .with_context(|| format!("reading {}", definition.display()))?;
-            let out = apistend_catalog::openapi_import::import_with(&head, &text, Some(&extra))?;
+            let out = apistend_catalog::import::openapi::import_with(&head, &text, Some(&extra))?;
             std::fs::write(&definition, out)
                 .with_context(|| format!("writing {}", definition.display()))?;
             Ok(())
@@ -204,7 +208,7 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
                 std::fs::write(path, documented.to_file_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            regenerate(&methods, &definition, apistend_catalog::b24_import::import)
+            regenerate(&methods, &definition, apistend_catalog::import::b24::import)
         }
         CatalogCommand::ImportAnswers { spec, output } => {
             write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output)
@@ -212,7 +216,7 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         CatalogCommand::ImportYandexMarket { limits, definition } => regenerate(
             &limits,
             &definition,
-            apistend_catalog::ymarket_import::import,
+            apistend_catalog::import::ymarket::import,
         ),
     }
 }
@@ -285,7 +289,7 @@ fn regenerate(
 }
 
 fn import(dir: &std::path::Path, output: Option<PathBuf>) -> anyhow::Result<()> {
-    let report = apistend_catalog::wb_import::import_dir(dir)?;
+    let report = apistend_catalog::import::wb::import_dir(dir)?;
     if !report.errors.is_empty() {
         for e in &report.errors {
             eprintln!("{e}");

@@ -43,8 +43,8 @@ use apistend_catalog::Method;
 use tower::{Layer, Service};
 
 use crate::client::budget::backoff;
+use crate::client::core::Core;
 use crate::client::handle::Client;
-use crate::client::inner::Inner;
 use crate::client::judge::{Answer, Judged};
 use crate::error::BoxError;
 use crate::error::ClientError;
@@ -103,7 +103,7 @@ impl Attempts {
 /// requests through the layer and through the client count against one budget.
 #[derive(Clone)]
 pub struct RateLimitLayer {
-    client: Arc<Inner>,
+    client: Arc<Core>,
 }
 
 impl std::fmt::Debug for RateLimitLayer {
@@ -113,7 +113,7 @@ impl std::fmt::Debug for RateLimitLayer {
 }
 
 impl RateLimitLayer {
-    pub(crate) fn new(client: Arc<Inner>) -> Self {
+    pub(crate) fn new(client: Arc<Core>) -> Self {
         Self { client }
     }
 }
@@ -132,7 +132,7 @@ impl<S> Layer<S> for RateLimitLayer {
 /// The service of [`RateLimitLayer`].
 #[derive(Clone)]
 pub struct RateLimit<S> {
-    client: Arc<Inner>,
+    client: Arc<Core>,
     inner: S,
 }
 
@@ -208,7 +208,7 @@ where
 /// final. Requests are cloned for a retry, so their body type must be `Clone`.
 #[derive(Clone)]
 pub struct RetryPolicy {
-    client: Arc<Inner>,
+    client: Arc<Core>,
     attempt: u32,
 }
 
@@ -221,7 +221,7 @@ impl std::fmt::Debug for RetryPolicy {
 }
 
 impl RetryPolicy {
-    pub(crate) fn new(client: Arc<Inner>) -> Self {
+    pub(crate) fn new(client: Arc<Core>) -> Self {
         Self { client, attempt: 1 }
     }
 }

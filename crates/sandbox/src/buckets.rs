@@ -68,13 +68,13 @@ impl Owner {
 /// Where a request goes, as far as its buckets care: what their keys split by (its operation,
 /// path and host: [`CallSite`]) and how many tokens it takes.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Target<'a> {
+pub(crate) struct Spend<'a> {
     pub(crate) site: CallSite<'a>,
     /// Tokens the request takes up front from each group (its operation's weight).
     pub(crate) weight: u32,
 }
 
-impl<'a> Target<'a> {
+impl<'a> Spend<'a> {
     /// Where a call of `resolved` goes: to `host` (if it named one) and `path`, with the
     /// weight its operation takes for `body`.
     pub(crate) fn of(
@@ -142,7 +142,7 @@ pub(crate) fn quota(svc: &Service, group: &LimitGroup, owner: &Owner) -> Quota {
 fn buckets<'r>(
     resolved: &'r Resolved<'_>,
     owner: &'r Owner,
-    at: &'r Target<'_>,
+    at: &'r Spend<'_>,
 ) -> impl Iterator<Item = (String, Quota)> + 'r {
     let svc = resolved.service;
     let sid = svc.id.as_str();
@@ -168,7 +168,7 @@ pub(crate) async fn take(
     store: &Store,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
 ) -> Result<Charge, LimiterError> {
     let weight = at.weight.max(1);
     let buckets: Vec<(String, Quota)> = buckets(resolved, owner, at).collect();
@@ -214,7 +214,7 @@ pub(crate) async fn settle(
     store: &Store,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
     op: Op,
 ) -> Result<Option<Decision>, LimiterError> {
     let buckets: Vec<(String, Quota)> = buckets(resolved, owner, at).collect();

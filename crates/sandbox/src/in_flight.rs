@@ -12,7 +12,7 @@ use apistend_limiter::{Lease, LimiterError, Slots, Store};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
 
-use crate::buckets::{Owner, Target};
+use crate::buckets::{Owner, Spend};
 
 /// Slots held by one request.
 pub(crate) struct Held {
@@ -37,7 +37,7 @@ pub(crate) async fn take(
     store: &Store,
     service: &Service,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
 ) -> Result<Taken, LimiterError> {
     let mut held = Held {
         store: store.clone(),

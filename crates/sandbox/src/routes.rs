@@ -75,11 +75,11 @@ pub(crate) async fn dispatch(
     req: Request<Body>,
 ) -> Response<Body> {
     let target = intercept::target(&state.catalog, req.uri(), req.headers(), None);
-    answer(state, req, target, Surface::Sandbox).await
+    handle(state, req, target, Surface::Sandbox).await
 }
 
 /// A request that is not for the management API's handlers, once its target is known.
-pub(crate) async fn answer(
+pub(crate) async fn handle(
     state: Arc<AppState>,
     req: Request<Body>,
     target: Target,

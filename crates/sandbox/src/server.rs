@@ -130,7 +130,7 @@ impl Server {
         let io = transport::TimedIo::new(io, Arc::clone(&phase), timeouts);
         let server = Arc::clone(self);
         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-            server.answer(req, surface, peer, &phase)
+            server.respond(req, surface, peer, &phase)
         });
         // No hyper timer: given one, hyper arms its own 30 s head timeout whenever it waits for
         // a request, idle keep-alive time included, which closed pooled connections at 30 s
@@ -161,7 +161,7 @@ impl Server {
 
     /// One request: its answer, counted as answered and cut into bounded pieces
     /// ([`pieces`]).
-    fn answer(
+    fn respond(
         self: &Arc<Self>,
         req: Request<hyper::body::Incoming>,
         surface: Surface,
@@ -248,7 +248,7 @@ impl Server {
         // stack, its kilobytes would be copied into the box on every request.
         let boxed = Box::write(
             Box::new_uninit(),
-            routes::answer(state, req.map(Body::new), target, surface),
+            routes::handle(state, req.map(Body::new), target, surface),
         );
         Box::into_pin(boxed)
     }

@@ -12,7 +12,7 @@ use crate::intern::intern;
 use crate::model::{
     BucketScope, InFlightLimit, LatencyProfile, Rejection, Service, ServiceId, short_host,
 };
-use crate::wb_import::WbCatalogFile;
+use crate::wb_catalog::WbCatalogFile;
 
 /// What an `import` of a definition reads.
 #[derive(Debug, Clone, Copy)]

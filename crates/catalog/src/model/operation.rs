@@ -19,7 +19,7 @@ pub struct Operation {
     /// The path its service's description names it by: the first of its definition's `paths`
     /// (Apify's `/v2/actors/…` for the deprecated `/v2/acts/…`).
     pub spec_path: String,
-    /// Indices into [`Service::groups`], most specific first. Every group takes its tokens.
+    /// Indices into [`Service::groups`](super::service::Service::groups), most specific first. Every group takes its tokens.
     pub groups: Vec<usize>,
     /// Tokens an answer with a given status costs in all (WB: a `409` costs 10, or 33).
     pub cost: BTreeMap<u16, u32>,

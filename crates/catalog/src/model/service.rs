@@ -174,7 +174,7 @@ impl Service {
         self.credentials.contains(&CredentialChannel::WebhookPath)
     }
 
-    /// A path whose first segment is the short name ([`short_host`]) of one of the service's
+    /// A path whose first segment is the short name ([`short_host`](super::ids::short_host)) of one of the service's
     /// hosts, split into that host and the rest (`/content-api/content/v2/x` →
     /// `content-api.wildberries.ru` and `/content/v2/x`; the rest is `""` when nothing follows).
     /// Splits no host: it runs on every request that names one.

@@ -245,7 +245,7 @@ fn the_committed_amocrm_definition_is_what_its_importer_generates() {
     regenerates(
         "amocrm.toml",
         "amocrm/endpoints.json",
-        apistend_catalog::amocrm_import::import,
+        apistend_catalog::import::amocrm::import,
     );
 }
 
@@ -256,7 +256,7 @@ fn the_committed_apify_definition_is_what_its_importer_generates() {
     regenerates(
         "apify.toml",
         "apify/openapi.yaml",
-        apistend_catalog::apify_import::import,
+        apistend_catalog::import::apify::import,
     );
     let c = Catalog::builtin().unwrap();
     let apify = c.service(ServiceId::APIFY).unwrap();
@@ -315,7 +315,7 @@ fn the_committed_moysklad_definition_is_what_its_importer_generates() {
     };
     let committed = builtin_text("moysklad.toml").unwrap();
     let generated =
-        apistend_catalog::openapi_import::import_with(committed, &spec, Some(&extra)).unwrap();
+        apistend_catalog::import::openapi::import_with(committed, &spec, Some(&extra)).unwrap();
     assert!(
         generated == committed,
         "services/moysklad.toml is stale: run its apistend catalog import-openapi command (docs/services.md)"
@@ -332,7 +332,7 @@ fn the_committed_b24_definition_is_what_its_importer_generates() {
     regenerates(
         "b24.toml",
         "b24/methods.json",
-        apistend_catalog::b24_import::import,
+        apistend_catalog::import::b24::import,
     );
     let c = Catalog::builtin().unwrap();
     let b24 = c.service(ServiceId::B24).unwrap();
@@ -346,7 +346,7 @@ fn the_committed_ozon_definition_is_what_its_importer_generates() {
     regenerates(
         "ozon.toml",
         "ozon/seller-openapi.json",
-        apistend_catalog::openapi_import::import,
+        apistend_catalog::import::openapi::import,
     );
     let c = Catalog::builtin().unwrap();
     let ozon = c.service(ServiceId::OZON).unwrap();
@@ -365,7 +365,7 @@ fn the_committed_ymarket_definition_is_what_its_importer_generates() {
     regenerates(
         "ymarket.toml",
         "yandex-market/limits.json",
-        apistend_catalog::ymarket_import::import,
+        apistend_catalog::import::ymarket::import,
     );
     let c = Catalog::builtin().unwrap();
     let svc = c.service(c.service_id("ymarket").unwrap()).unwrap();

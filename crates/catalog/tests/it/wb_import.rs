@@ -1,7 +1,8 @@
 //! The committed `data/wb.json` is exactly what the importer makes of WB's official specs.
 
 use apistend_catalog::WB_CATALOG_JSON;
-use apistend_catalog::wb_import::{WbCatalogFile, import_dir};
+use apistend_catalog::WbCatalogFile;
+use apistend_catalog::import::wb::import_dir;
 
 #[test]
 fn importer_reproduces_the_committed_catalog_exactly() {

@@ -33,7 +33,7 @@ pub(crate) struct Entry {
 }
 
 /// Where one request goes.
-pub(crate) struct Target<'a> {
+pub(crate) struct Upstream<'a> {
     pub(crate) entry: &'a Entry,
     /// The path and query upstream.
     pub(crate) path_and_query: String,
@@ -159,7 +159,7 @@ impl Routes {
         method: Method,
         host: Option<&str>,
         path_and_query: &str,
-    ) -> Option<Target<'_>> {
+    ) -> Option<Upstream<'_>> {
         let by_host = host
             .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name))
             .and_then(|h| self.catalog.by_hostname(h))
@@ -188,12 +188,12 @@ impl Routes {
             // one with a path (`http://127.0.0.1:8080/ozon`) is taken as it is.
             (Some(u), real) => (
                 format!("{u}{rest}"),
-                real.filter(|_| apistend_catalog::openapi_import::server_path(u).is_empty()),
+                real.filter(|_| apistend_catalog::server_path(u).is_empty()),
             ),
             (None, Some(h)) => (format!("https://{h}{rest}"), None),
             (None, None) => return None,
         };
-        Some(Target {
+        Some(Upstream {
             entry,
             path_and_query: rest.to_owned(),
             url,

@@ -9,14 +9,14 @@ use apistend_catalog::{CallSite, LimitGroup, Method, RateValue, namespace};
 use apistend_limiter::{Draw, Quota};
 use http::HeaderMap;
 
-use super::inner::Inner;
+use super::core::Core;
 use crate::config::ClientConfig;
 use crate::error::{ClientError, RefusedBy};
 use crate::hint::server_hint;
 use crate::learn::{Bucket, LearnedFrom, Report};
 use crate::metrics::{Counters, RetryCause, inc};
 
-impl Inner {
+impl Core {
     /// Records one latency: the ceiling jumps up to it, and otherwise loses 1/8 per request.
     pub(crate) fn record_latency(&self, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
@@ -32,7 +32,7 @@ impl Inner {
     }
 }
 
-impl Inner {
+impl Core {
     /// `path` as the catalog sees it: without the path of the base URL (`/wb` in
     /// `http://127.0.0.1:8080/wb`), for a request that arrives with a whole URI (the tower layer).
     pub(crate) fn relative_path<'p>(&self, path: &'p str) -> &'p str {
@@ -61,7 +61,7 @@ impl Inner {
     /// A fail-closed store that cannot answer.
     pub(crate) async fn observe(
         &self,
-        plan: &Plan<'_>,
+        plan: &Draws<'_>,
         status: u16,
         headers: &HeaderMap,
     ) -> Result<(), ClientError> {
@@ -124,7 +124,7 @@ impl Inner {
     }
 
     /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
-    pub(crate) fn plan(&self, method: Method, path: &str) -> Plan<'_> {
+    pub(crate) fn plan(&self, method: Method, path: &str) -> Draws<'_> {
         let op_path = operation_path(self.definition(), &self.mount, path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let operation = resolved.and_then(|r| r.operation);
@@ -144,7 +144,7 @@ impl Inner {
             .max()
             .unwrap_or(self.config.max_wait);
         let first = groups.first().map(|g| g.quota);
-        let plan = Plan {
+        let plan = Draws {
             groups,
             keys,
             first: std::sync::Mutex::new(first),
@@ -163,7 +163,7 @@ impl Inner {
     /// one learned from the server's answers, which the headers report on — kept in `plan` for
     /// what follows the acquisition. Read again before each try: a call may wait for seconds
     /// while the learner narrows the rate.
-    fn refresh(&self, plan: &Plan<'_>) -> Option<Quota> {
+    fn refresh(&self, plan: &Draws<'_>) -> Option<Quota> {
         let bucket = plan.first_bucket()?;
         let (quota, expired) = self.learner.quota(bucket, Instant::now());
         if expired {
@@ -180,7 +180,7 @@ impl Inner {
     /// Dropping the future while it waits takes nothing (a refused draw takes from no group).
     pub(crate) async fn acquire(
         &self,
-        plan: &Plan<'_>,
+        plan: &Draws<'_>,
         deadline: Option<Instant>,
     ) -> Result<Duration, ClientError> {
         let c = self;
@@ -249,7 +249,7 @@ impl Inner {
     /// account. Returns the pause.
     pub(crate) async fn penalize(
         &self,
-        plan: &Plan<'_>,
+        plan: &Draws<'_>,
         status: u16,
         headers: &HeaderMap,
         attempt: u32,
@@ -295,7 +295,7 @@ impl Inner {
 
 /// What a call draws from: its limit groups, their bucket keys, its wait ceiling, and the
 /// tokens it takes from each.
-pub(crate) struct Plan<'a> {
+pub(crate) struct Draws<'a> {
     pub(crate) groups: Vec<&'a LimitGroup>,
     pub(crate) keys: Vec<String>,
     /// The first group's quota as last acquired under (the catalog's, or one learned from the
@@ -304,14 +304,14 @@ pub(crate) struct Plan<'a> {
     pub(crate) ceiling: Duration,
     pub(crate) weight: u32,
     /// Tokens the first group's bucket held after this call's last acquisition (`u32::MAX`
-    /// before one): a server reporting fewer is believed ([`Inner::observe`]).
+    /// before one): a server reporting fewer is believed ([`Core::observe`]).
     pub(crate) local_remaining: std::sync::atomic::AtomicU32,
     /// The operation's path as the catalog has it (Bitrix24's method as `/rest/{method}`): what
     /// an operating-time budget is kept per.
     pub(crate) op_path: String,
 }
 
-impl Plan<'_> {
+impl Draws<'_> {
     /// The first group's bucket, as the learner knows it.
     fn first_bucket(&self) -> Option<Bucket<'_>> {
         let (g, k) = (self.groups.first()?, self.keys.first()?);

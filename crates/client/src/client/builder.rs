@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use apistend_catalog::{Catalog, Overrides, ServiceId};
 use apistend_limiter::{Algorithm, MemoryStore, Store};
 
+use super::core::Core;
 use super::handle::Client;
-use super::inner::Inner;
 use crate::config::ClientConfig;
 use crate::error::ClientError;
 use crate::learn::Learner;
@@ -179,7 +179,7 @@ impl ClientBuilder {
             .filter(|a| !a.is_empty())
             .unwrap_or_else(|| "_global".to_owned());
         Ok(Client {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Core {
                 service,
                 handles: Handles::new(&definition, &account),
                 account,

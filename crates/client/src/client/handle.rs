@@ -1,4 +1,4 @@
-//! [`Client`]: the handle a caller holds (clones share one [`Inner`]). Its constructors and the
+//! [`Client`]: the handle a caller holds (clones share one [`Core`]). Its constructors and the
 //! calls it makes are in `builder` and `request`, its tower pieces in [`crate::layer`].
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use apistend_catalog::Method;
 use apistend_limiter::Quota;
 
 use super::budget::operation_path;
-use super::inner::Inner;
+use super::core::Core;
 use crate::learn::LearnedQuota;
 use crate::metrics::Stats;
 
@@ -33,7 +33,7 @@ use crate::metrics::Stats;
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Core>,
 }
 
 impl std::fmt::Debug for Client {

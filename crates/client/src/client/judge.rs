@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use apistend_catalog::AnswerKind;
 use http::HeaderMap;
 
-use super::budget::{Plan, until_unix};
-use super::inner::Inner;
+use super::budget::{Draws, until_unix};
+use super::core::Core;
 use crate::error::ClientError;
 use crate::hint::server_hint;
 
@@ -40,7 +40,7 @@ pub(crate) struct Answer<'a> {
     pub(crate) body: &'a [u8],
 }
 
-impl Inner {
+impl Core {
     /// Judges an answer to `plan`'s request on its `attempt`-th try: the server's report of its
     /// bucket tightens the shared one (and teaches the learner); a rate limit penalizes every
     /// group of the plan; a success of a service with an operating budget notes when the
@@ -50,7 +50,7 @@ impl Inner {
     /// A fail-closed store that cannot answer.
     pub(crate) async fn judge(
         &self,
-        plan: &Plan<'_>,
+        plan: &Draws<'_>,
         answer: &Answer<'_>,
         attempt: u32,
     ) -> Result<Option<Judged>, ClientError> {

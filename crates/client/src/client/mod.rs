@@ -1,7 +1,7 @@
 //! The client: acquire before every attempt, send, classify, and retry by the policy of the
 //! answer — a rate limit penalizes the shared bucket, a 5xx or network error backs off.
 //!
-//! - `handle`: [`Client`]; `inner`: the state its clones share;
+//! - `handle`: [`Client`]; `core`: the state its clones share;
 //! - `builder`: [`ClientBuilder`];
 //! - `budget`: what a call draws from (plan, acquire, penalize, margin, ceiling, backoff);
 //! - `judge`: what an answer means for the call (the one place answers are classified);
@@ -10,8 +10,8 @@
 
 pub(crate) mod budget;
 mod builder;
+pub(crate) mod core;
 pub(crate) mod handle;
-pub(crate) mod inner;
 pub(crate) mod judge;
 mod request;
 mod response;

@@ -21,14 +21,14 @@ pub(super) enum Conn {
     Cluster(ClusterConnection),
 }
 
-enum Target {
+enum Topology {
     Single,
     Cluster(Box<redis::cluster::ClusterClient>),
 }
 
 /// The connection, and when the next attempt may be made.
 pub(super) struct Connection {
-    target: Target,
+    target: Topology,
     conn: RwLock<Option<Conn>>,
     connecting: tokio::sync::Mutex<()>,
     next_attempt: AtomicU64,
@@ -51,7 +51,7 @@ impl Connection {
                 .retries(1)
                 .build()
                 .map_err(bad)?;
-            (Target::Cluster(Box::new(client)), None)
+            (Topology::Cluster(Box::new(client)), None)
         } else {
             let url = config
                 .nodes
@@ -65,7 +65,7 @@ impl Connection {
                 .set_max_delay(Duration::from_millis(200));
             let manager =
                 ConnectionManager::new_lazy_with_config(client, cm_config).map_err(bad)?;
-            (Target::Single, Some(Conn::Single(manager)))
+            (Topology::Single, Some(Conn::Single(manager)))
         };
         Ok(Self {
             target,
@@ -95,7 +95,7 @@ impl Connection {
         if let Some(conn) = self.current() {
             return Ok(conn);
         }
-        let Target::Cluster(client) = &self.target else {
+        let Topology::Cluster(client) = &self.target else {
             return Err(store_error(not_connected()));
         };
         let now = self.wall.now();

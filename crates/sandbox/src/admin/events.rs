@@ -13,18 +13,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_catalog::ServiceId;
-use axum::body::Body;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
-use axum::response::IntoResponse;
+use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream;
-use http::Response;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::handlers::{BucketFilter, bucket_json, buckets_of};
-use super::problem::{ApiError, bad_query};
+use super::buckets::{bucket_json, buckets_of};
+use super::extract::ApiQuery;
+use super::problem::ApiError;
+use super::schema::BucketFilter;
 use super::schema::Errors;
 use super::schema::{FeedEventName as Name, FeedQuery};
 use crate::state::AppState;
@@ -44,24 +42,22 @@ const MAX_PAGE: usize = 500;
 pub(super) async fn events(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    query: Result<Query<FeedQuery>, QueryRejection>,
-) -> Response<Body> {
-    let q = match query {
-        Ok(Query(q)) => q,
-        Err(e) => return bad_query(&e),
-    };
+    ApiQuery(q): ApiQuery<FeedQuery>,
+) -> Result<Sse<impl stream::Stream<Item = Result<Event, Infallible>>>, ApiError> {
     if state.tenants.get(&id).is_none() {
-        return ApiError::NotFound(format!("no sandbox {id:?}")).into_response();
+        return Err(ApiError::NotFound(format!("no sandbox {id:?}")));
     }
     let interval = q.interval_ms.unwrap_or(1000);
     if !(200..=60_000).contains(&interval) {
-        return ApiError::Unprocessable(format!("interval_ms: from 200 to 60000, got {interval}"))
-            .into_response();
+        return Err(ApiError::Unprocessable(format!(
+            "interval_ms: from 200 to 60000, got {interval}"
+        )));
     }
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
-        return ApiError::Unprocessable(format!("limit: from 1 to {MAX_PAGE}, got {limit}"))
-            .into_response();
+        return Err(ApiError::Unprocessable(format!(
+            "limit: from 1 to {MAX_PAGE}, got {limit}"
+        )));
     }
     let mut ticker = tokio::time::interval(Duration::from_millis(interval));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -83,9 +79,7 @@ pub(super) async fn events(
         let e = run.next().await?;
         Some((Ok::<_, Infallible>(e), run))
     });
-    Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }
 
 /// What woke a feed up.

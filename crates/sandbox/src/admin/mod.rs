@@ -13,7 +13,9 @@
 
 mod auth;
 mod body;
+mod buckets;
 mod events;
+mod extract;
 mod handlers;
 mod openapi;
 mod problem;
@@ -33,9 +35,10 @@ pub(crate) use openapi::document_for;
 pub(crate) use problem::problem;
 
 use crate::state::AppState;
+use buckets::{inspect, reset};
 use handlers::{
-    add_app, create, delete_one, get_one, get_settings, inspect, issue_key, list, list_apps,
-    list_keys, put_settings, remove_app, reset, revoke_key, scenarios, services, set_limit,
+    add_app, create, delete_one, get_one, get_settings, issue_key, list, list_apps, list_keys,
+    put_settings, remove_app, revoke_key, scenarios, services, set_limit,
 };
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {

@@ -13,12 +13,12 @@ use utoipa::{Modify, OpenApi};
 
 use crate::state::AppState;
 
+use super::buckets::{__path_inspect, __path_reset};
 use super::events::__path_events;
 use super::handlers::{
     __path_add_app, __path_create, __path_delete_one, __path_get_one, __path_get_settings,
-    __path_inspect, __path_issue_key, __path_list, __path_list_apps, __path_list_keys,
-    __path_put_settings, __path_remove_app, __path_reset, __path_revoke_key, __path_scenarios,
-    __path_services, __path_set_limit,
+    __path_issue_key, __path_list, __path_list_apps, __path_list_keys, __path_put_settings,
+    __path_remove_app, __path_revoke_key, __path_scenarios, __path_services, __path_set_limit,
 };
 use super::schema::Problem;
 

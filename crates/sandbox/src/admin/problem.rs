@@ -1,7 +1,6 @@
 //! Errors as RFC 9457 problem details, and the typed error the handlers answer with.
 
 use axum::body::Body;
-use axum::extract::rejection::QueryRejection;
 use http::{HeaderValue, Response, StatusCode};
 use serde_json::json;
 
@@ -18,32 +17,6 @@ pub(crate) fn problem(status: StatusCode, title: &str, detail: &str) -> Response
         HeaderValue::from_static("application/problem+json"),
     );
     r
-}
-
-pub(super) fn json_response(status: StatusCode, v: &impl serde::Serialize) -> Response<Body> {
-    let text = serde_json::to_string(v).unwrap_or_else(|_| "null".to_owned());
-    let mut r = Response::new(Body::from(text));
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-pub(super) fn no_content() -> Response<Body> {
-    let mut r = Response::new(Body::empty());
-    *r.status_mut() = StatusCode::NO_CONTENT;
-    r
-}
-
-/// A query string that does not parse: 400 as problem details.
-pub(super) fn bad_query(e: &QueryRejection) -> Response<Body> {
-    problem(
-        StatusCode::BAD_REQUEST,
-        "Bad Request",
-        &format!("query string: {}", e.body_text()),
-    )
 }
 
 /// What a management request can fail with, each kind with its status.

@@ -10,7 +10,7 @@ use http::Response;
 
 use super::answer::{Answer, BodyMode};
 use super::limit::Admitted;
-use super::seen::Seen;
+use super::noted::Noted;
 use crate::buckets::Owner;
 use crate::controls::Controls;
 use crate::scenario::Scenario;
@@ -30,7 +30,7 @@ pub(super) fn read(
     controls: &Controls,
     owner: &Owner,
     admitted: &Admitted<'_>,
-    seen: &mut Seen,
+    seen: &mut Noted,
 ) -> Result<Chaos, Response<Body>> {
     let view = owner.view.as_deref();
     let scenario = match controls.scenario.as_deref() {

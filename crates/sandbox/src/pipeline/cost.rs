@@ -7,7 +7,7 @@ use apistend_catalog::Resolved;
 use apistend_limiter::{Decision, Op};
 
 use super::meta::Meta;
-use crate::buckets::{self, Owner, Target};
+use crate::buckets::{self, Owner, Spend};
 use crate::state::AppState;
 
 /// Charges or refunds the difference; the bucket afterwards (`decision` when nothing changed
@@ -16,7 +16,7 @@ pub(super) async fn settle(
     state: &AppState,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
     status: u16,
     decision: Decision,
     meta: &Meta,

@@ -8,7 +8,7 @@ use axum::body::Body;
 use http::Response;
 
 use super::limit::Admitted;
-use super::seen::Seen;
+use super::noted::Noted;
 use crate::buckets::Owner;
 use crate::state::AppState;
 use apistend_answers::call::Call;
@@ -26,7 +26,7 @@ pub(super) fn identify(
     state: &AppState,
     call: &Call,
     resolved: &Resolved<'_>,
-    seen: &mut Seen,
+    seen: &mut Noted,
 ) -> Caller {
     let presented = call.credential.as_deref();
     let principal = presented.and_then(|c| state.tenants.lookup(c));

@@ -8,8 +8,8 @@ use http::Response;
 
 use super::answer::Answer;
 use super::meta::Meta;
-use super::seen::Seen;
-use crate::buckets::{self, Owner, Target};
+use super::noted::Noted;
+use crate::buckets::{self, Owner, Spend};
 use crate::state::AppState;
 
 /// A request the limit let through: what later refusals report in their headers.
@@ -58,9 +58,9 @@ pub(super) async fn take<'a>(
     service: &'a Service,
     resolved: &Resolved<'_>,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
     meta: &'a Meta,
-    seen: &mut Seen,
+    seen: &mut Noted,
 ) -> Result<Admitted<'a>, Response<Body>> {
     let charge = match buckets::take(&state.store, resolved, owner, at).await {
         Ok(c) => c,

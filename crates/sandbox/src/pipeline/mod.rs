@@ -14,11 +14,11 @@ mod credential;
 mod limit;
 mod lockout;
 mod meta;
+mod noted;
 mod observe;
 mod operating;
 mod respond;
 mod route;
-mod seen;
 mod slots;
 
 use std::sync::Arc;
@@ -28,12 +28,12 @@ use http::{Request, Response};
 
 pub(crate) use route::Route;
 
-use crate::buckets::Target;
+use crate::buckets::Spend;
 use crate::controls::Controls;
 use crate::in_flight::HeldBody;
 use crate::state::AppState;
 use meta::Meta;
-use seen::Seen;
+use noted::Noted;
 
 /// Answers one request of the service `route` names, and counts it: by limit group, status,
 /// rejection and scenario. Every request is logged at debug level
@@ -46,7 +46,7 @@ pub(crate) async fn handle(
 ) -> Response<Body> {
     let mut controls = Controls::read(req.headers());
     let meta = Meta::new(controls.request_id.take());
-    let mut seen = Seen {
+    let mut seen = Noted {
         group: usize::MAX,
         chaos: false,
         fill: None,
@@ -66,7 +66,7 @@ async fn stages(
     req: Request<Body>,
     controls: &Controls,
     meta: &Meta,
-    seen: &mut Seen,
+    seen: &mut Noted,
 ) -> Result<Response<Body>, Response<Body>> {
     let service = route::service(state, &route)?;
     let (parts, body) = req.into_parts();
@@ -79,7 +79,7 @@ async fn stages(
     }
     let caller = credential::identify(state, &call, &resolved, seen);
     let owner = &caller.owner;
-    let at = Target::of(
+    let at = Spend::of(
         &resolved,
         call.host.as_deref(),
         &call.path,

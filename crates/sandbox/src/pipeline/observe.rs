@@ -8,7 +8,7 @@ use axum::body::Body;
 use http::{Method, Request, Response};
 
 use super::meta::Meta;
-use super::seen::Seen;
+use super::noted::Noted;
 use crate::scenario::{Scenario, X_APISTEND_SCENARIO};
 use crate::state::AppState;
 
@@ -46,7 +46,7 @@ impl Seeing {
         self,
         state: &Arc<AppState>,
         meta: &Meta,
-        mut seen: Seen,
+        mut seen: Noted,
         mut resp: Response<Body>,
     ) -> Response<Body> {
         let id = self.service;

@@ -6,7 +6,7 @@ use axum::body::Body;
 use http::Response;
 
 use super::limit::{Admitted, unavailable};
-use crate::buckets::{Owner, Target};
+use crate::buckets::{Owner, Spend};
 use crate::in_flight::{self, Held, Taken};
 use crate::state::AppState;
 
@@ -16,7 +16,7 @@ pub(super) async fn take(
     state: &AppState,
     admitted: &Admitted<'_>,
     owner: &Owner,
-    at: &Target<'_>,
+    at: &Spend<'_>,
 ) -> Result<Option<Held>, Response<Body>> {
     let service = admitted.service;
     if service.in_flight.is_empty() {

@@ -7,8 +7,9 @@
 
 use yaml_serde::Value;
 
-use crate::definition::{GeneratedAnswer, GeneratedOp, GeneratedOps};
+use super::generated::{GeneratedAnswer, GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
+use crate::hostnames::server_path;
 
 /// The line after which the definition is generated.
 pub const MARKER: &str =
@@ -51,9 +52,9 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
         file: "OpenAPI document".into(),
         reason,
     };
-    let head = crate::definition::Head::of(head, MARKER, err)?;
+    let head = super::head::Head::of(head, MARKER, err)?;
     let (written, group) = (&head.written, &head.fallback_group);
-    let doc: Value = crate::wb_import::parse_document(spec).map_err(err)?;
+    let doc: Value = super::wb::parse_document(spec).map_err(err)?;
     let paths = doc
         .get("paths")
         .and_then(Value::as_mapping)
@@ -144,23 +145,6 @@ fn covers(template: &str, path: &str) -> bool {
             _ => return false,
         }
     }
-}
-
-/// The path of a server URL (`https://api.moysklad.ru/api/remap/1.2` → `/api/remap/1.2`),
-/// which prefixes every path of its document; empty when it has none (`//api-seller.ozon.ru`).
-///
-/// ```
-/// use apistend_catalog::openapi_import::server_path;
-/// assert_eq!(server_path("https://api.moysklad.ru/api/remap/1.2/"), "/api/remap/1.2");
-/// assert_eq!(server_path("//api-seller.ozon.ru"), "");
-/// ```
-#[must_use]
-pub fn server_path(url: &str) -> &str {
-    let rest = url.split_once("//").map_or(url, |(_, r)| r);
-    rest.find('/')
-        .and_then(|i| rest.get(i..))
-        .unwrap_or("")
-        .trim_end_matches('/')
 }
 
 /// The path of the document's first server.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
-use crate::definition::{GeneratedOp, GeneratedOps};
+use super::generated::{GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
 
 /// The line after which the definition is generated.
@@ -37,7 +37,7 @@ pub fn import(head: &str, methods_json: &str) -> Result<String, CatalogError> {
         file: "methods.json".into(),
         reason,
     };
-    let head = crate::definition::Head::of(head, MARKER, err)?;
+    let head = super::head::Head::of(head, MARKER, err)?;
     let written: BTreeSet<&str> = head.written.iter().map(|(_, p)| p.as_str()).collect();
     let file: File = serde_json::from_str(methods_json).map_err(|e| err(e.to_string()))?;
     let paths: BTreeSet<String> = file

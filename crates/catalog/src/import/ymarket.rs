@@ -51,7 +51,7 @@ struct Tier {
 #[derive(Serialize)]
 struct Out {
     groups: Vec<GroupOut>,
-    operations: Vec<crate::definition::GeneratedOp>,
+    operations: Vec<super::generated::GeneratedOp>,
     plans: BTreeMap<&'static str, PlanOut>,
 }
 
@@ -98,7 +98,7 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
     let end = head
         .find(MARKER)
         .ok_or_else(|| spec(format!("the definition has no line {MARKER:?}")))?;
-    let written = crate::definition::written_operations(head.get(..end).unwrap_or(""));
+    let written = super::head::written_operations(head.get(..end).unwrap_or(""));
     let file: File = serde_json::from_str(limits_json).map_err(|e| spec(e.to_string()))?;
     let mut out = Out {
         groups: Vec::new(),
@@ -146,13 +146,13 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
         if written.contains(&(method.clone(), op.path.clone())) {
             continue;
         }
-        out.operations.push(crate::definition::GeneratedOp {
+        out.operations.push(super::generated::GeneratedOp {
             method,
             paths: vec![op.path],
             groups: vec![op.operation_id.clone()],
             summary: Some(op.operation_id),
             weight_from: op.limit.path.strip_prefix("req.").map(str::to_owned),
-            ..crate::definition::GeneratedOp::default()
+            ..super::generated::GeneratedOp::default()
         });
     }
     let body = toml::to_string(&out).map_err(|e| spec(format!("writing TOML: {e}")))?;

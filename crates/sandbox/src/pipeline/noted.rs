@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 /// What the metrics and the dashboard need to know of a request besides its answer.
-pub(super) struct Seen {
+pub(super) struct Noted {
     /// The operation's own limit group (an index into the service's groups).
     pub(super) group: usize,
     /// Whether the scenario was drawn from the sandbox's default scenario.

@@ -8,7 +8,7 @@
 
 use yaml_serde::Value;
 
-use crate::definition::{GeneratedOp, GeneratedOps};
+use super::generated::{GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
 
 /// The line after which the definition is generated.

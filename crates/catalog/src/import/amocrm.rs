@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::definition::{GeneratedAnswer, GeneratedOp, GeneratedOps};
+use super::generated::{GeneratedAnswer, GeneratedOp, GeneratedOps};
 use crate::error::CatalogError;
 
 /// The line after which the definition is generated.

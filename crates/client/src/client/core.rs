@@ -1,4 +1,4 @@
-//! What the clones of a [`Client`](super::Client) share: the service, the account, the store,
+//! [`Core`]: what the clones of a [`Client`](super::Client) share: the service, the account, the store,
 //! the catalog's definition, the HTTP client, the counters and what was learned. Its methods are
 //! in the files of what they do (`budget`, `judge`).
 
@@ -13,7 +13,7 @@ use crate::config::ClientConfig;
 use crate::learn::Learner;
 use crate::metrics::{Counters, Handles};
 
-pub(crate) struct Inner {
+pub(crate) struct Core {
     pub(super) service: ServiceId,
     pub(super) account: String,
     pub(super) store: Store,
