@@ -202,11 +202,13 @@ impl Call {
 
 /// A header's trimmed, non-empty text value. Names are `HeaderName` constants: a `&str` name is
 /// parsed again on every lookup, and this is on every request.
+#[inline]
 pub fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(text)
 }
 
 /// A header value's trimmed, non-empty text.
+#[inline]
 pub fn text(value: &http::HeaderValue) -> Option<&str> {
     value.to_str().ok().map(str::trim).filter(|v| !v.is_empty())
 }

@@ -145,7 +145,13 @@ impl Catalog {
     /// ```
     #[must_use]
     pub fn by_hostname(&self, name: &str) -> Option<&Service> {
-        self.hostnames.find(name).and_then(|i| self.services.get(i))
+        self.hostname_index(name).and_then(|i| self.services.get(i))
+    }
+
+    /// The position in [`services`](Self::services) of the service whose hostnames match
+    /// `name` (see [`by_hostname`](Self::by_hostname)).
+    pub fn hostname_index(&self, name: &str) -> Option<usize> {
+        self.hostnames.find(name)
     }
 
     /// All services.
@@ -191,9 +197,15 @@ impl Catalog {
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     pub fn route<'p>(&self, path: &'p str) -> Option<(&Service, &'p str)> {
-        self.services.iter().find_map(|s| {
+        let (i, rest) = self.route_index(path)?;
+        Some((self.services.get(i)?, rest))
+    }
+
+    /// As [`route`](Self::route), the service's position in [`services`](Self::services).
+    pub fn route_index<'p>(&self, path: &'p str) -> Option<(usize, &'p str)> {
+        self.services.iter().enumerate().find_map(|(i, s)| {
             let rest = path.strip_prefix(s.prefix)?;
-            (rest.is_empty() || rest.starts_with('/')).then_some((s, rest))
+            (rest.is_empty() || rest.starts_with('/')).then_some((i, rest))
         })
     }
 
@@ -216,7 +228,17 @@ impl Catalog {
         path: &str,
         host: Option<&str>,
     ) -> Option<Resolved<'_>> {
-        let i = self.index(service)?;
+        self.resolve_at(self.index(service)?, method, path, host)
+    }
+
+    /// As [`resolve`](Self::resolve), for the service at `index` in [`services`](Self::services).
+    pub fn resolve_at(
+        &self,
+        i: usize,
+        method: Method,
+        path: &str,
+        host: Option<&str>,
+    ) -> Option<Resolved<'_>> {
         let svc = self.services.get(i)?;
         let op = self
             .resolvers

@@ -236,6 +236,7 @@ impl<C: Clock> MemoryStore<C> {
     /// # Errors
     /// [`LimiterError::NothingToDraw`] for no draws; [`LimiterError::InsufficientCapacity`] when
     /// a draw exceeds its burst (before anything is taken).
+    #[inline]
     pub fn acquire_all(&self, draws: &[Draw<'_>]) -> Result<Drawn, LimiterError> {
         draw::check(draws)?;
         let mut first = None;

@@ -50,6 +50,13 @@ const OWN: [(&str, bool, Own); 6] = [
 
 /// Which of the sandbox's own paths `path` is, if it is one.
 pub(crate) fn own(path: &str) -> Option<Own> {
+    // Every request asks this: a service's path (`/wb/…`) is told apart by its first letter.
+    if !matches!(
+        path.as_bytes().get(1),
+        Some(b'a' | b'u' | b'h' | b'm' | b'r')
+    ) {
+        return None;
+    }
     OWN.iter()
         .find(|(p, exact, _)| {
             if *exact {
@@ -86,8 +93,8 @@ pub(crate) async fn handle(
     surface: Surface,
 ) -> Response<Body> {
     match target {
-        Target::Service { id, host } => {
-            return pipeline::handle(state, pipeline::Route::by_host(id, host), req).await;
+        Target::Service { index, host } => {
+            return pipeline::handle(state, pipeline::Route::by_host(index, host), req).await;
         }
         Target::Elsewhere(host) => {
             return intercept::connect::refusal(
@@ -98,18 +105,38 @@ pub(crate) async fn handle(
         Target::Prefix => {}
     }
     let path = req.uri().path();
-    match own(path) {
-        Some(Own::Management | Own::Metrics | Own::Ready) if surface == Surface::Emulation => {
+    if let Some(own) = own(path) {
+        return own_path(state, req, own, surface).await;
+    }
+    match state.catalog.route_index(path) {
+        Some((index, rest)) => {
+            let prefix = path.len() - rest.len();
+            pipeline::handle(state, pipeline::Route::by_prefix(index, prefix), req).await
+        }
+        None => not_a_service(&state, path),
+    }
+}
+
+/// One of the sandbox's own paths, asked on `surface`.
+async fn own_path(
+    state: Arc<AppState>,
+    req: Request<Body>,
+    own: Own,
+    surface: Surface,
+) -> Response<Body> {
+    let path = req.uri().path();
+    match own {
+        Own::Management | Own::Metrics | Own::Ready if surface == Surface::Emulation => {
             admin::problem(
                 StatusCode::NOT_FOUND,
                 "Not Found",
                 "the management API and metrics are on the plain HTTP listener",
             )
         }
-        Some(Own::Health) => Response::new(Body::from("ok")),
-        Some(Own::Metrics) => metrics(&state).await,
-        Some(Own::Ready) => ready(&state).await,
-        Some(Own::Management) if path == "/api/v1" || path.starts_with("/api/v1/") => {
+        Own::Health => Response::new(Body::from("ok")),
+        Own::Metrics => metrics(&state).await,
+        Own::Ready => ready(&state).await,
+        Own::Management if path == "/api/v1" || path.starts_with("/api/v1/") => {
             admin::login(&state, &req).unwrap_or_else(|| {
                 admin::problem(
                     StatusCode::NOT_FOUND,
@@ -121,7 +148,9 @@ pub(crate) async fn handle(
                 )
             })
         }
-        _ => by_prefix(state, req).await,
+        // `/api` beyond `/api/v1`, or the dashboard's paths on the TLS listener: no service
+        // has them (the catalog refuses such prefixes).
+        Own::Management | Own::Dashboard => not_a_service(&state, path),
     }
 }
 
@@ -158,16 +187,8 @@ async fn ready(state: &AppState) -> Response<Body> {
     r
 }
 
-/// The service whose prefix the path starts with, or a 404 that lists the prefixes.
-async fn by_prefix(state: Arc<AppState>, req: Request<Body>) -> Response<Body> {
-    let path = req.uri().path();
-    let routed = state
-        .catalog
-        .route(path)
-        .map(|(service, rest)| (service.id, path.len() - rest.len()));
-    if let Some((id, prefix)) = routed {
-        return pipeline::handle(state, pipeline::Route::by_prefix(id, prefix), req).await;
-    }
+/// The 404 of a path no service's prefix starts, listing the prefixes.
+fn not_a_service(state: &AppState, path: &str) -> Response<Body> {
     let prefixes: Vec<&str> = state.catalog.services().iter().map(|s| s.prefix).collect();
     let body = serde_json::json!({
         "error": "not_found",

@@ -7,7 +7,7 @@ pub(crate) mod connect;
 pub(crate) mod egress;
 pub(crate) mod tunnel;
 
-use apistend_catalog::{Catalog, ServiceId};
+use apistend_catalog::Catalog;
 use http::{HeaderMap, Uri};
 
 /// Where a request goes.
@@ -18,8 +18,8 @@ pub(crate) enum Target {
     Prefix,
     /// To a service by hostname; `host` is the name as the request gave it, lower-cased.
     Service {
-        /// The service.
-        id: ServiceId,
+        /// The service's position in the catalog.
+        index: usize,
         /// The hostname.
         host: String,
     },
@@ -54,9 +54,9 @@ pub(crate) fn target(
                 Target::Elsewhere(authority.as_str().to_owned())
             };
         }
-        return match catalog.by_hostname(name) {
-            Some(s) => Target::Service {
-                id: s.id,
+        return match catalog.hostname_index(name) {
+            Some(index) => Target::Service {
+                index,
                 host: name.to_ascii_lowercase(),
             },
             None => Target::Elsewhere(name.to_owned()),
@@ -74,9 +74,9 @@ pub(crate) fn target(
     if name.starts_with(|c: char| c.is_ascii_digit()) || is_loopback(name) {
         return Target::Prefix;
     }
-    match catalog.by_hostname(name) {
-        Some(s) => Target::Service {
-            id: s.id,
+    match catalog.hostname_index(name) {
+        Some(index) => Target::Service {
+            index,
             host: name.to_ascii_lowercase(),
         },
         None => Target::Prefix,
@@ -112,8 +112,11 @@ mod tests {
     use super::*;
 
     /// The id the built-in catalog gives `name`.
-    fn id(name: &str) -> ServiceId {
-        Catalog::builtin().unwrap().service_id(name).unwrap()
+    /// The position of the built-in service `name` in the catalog.
+    fn at(name: &str) -> usize {
+        let catalog = Catalog::builtin().unwrap();
+        let id = catalog.service_id(name).unwrap();
+        catalog.services().iter().position(|s| s.id == id).unwrap()
     }
 
     fn of(uri: &str, host: Option<&str>) -> Target {
@@ -153,14 +156,14 @@ mod tests {
                 Some("Content-API.wildberries.ru")
             ),
             Target::Service {
-                id: id("wb"),
+                index: at("wb"),
                 host: "content-api.wildberries.ru".into()
             }
         );
         assert_eq!(
             of("/rest/user.current", Some("my.bitrix24.com:443")),
             Target::Service {
-                id: id("b24"),
+                index: at("b24"),
                 host: "my.bitrix24.com".into()
             }
         );
@@ -174,7 +177,7 @@ mod tests {
                 Some("ignored")
             ),
             Target::Service {
-                id: id("ozon"),
+                index: at("ozon"),
                 host: "api-seller.ozon.ru".into()
             }
         );

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use apistend_catalog::{ErrorContext, ErrorKind, Service};
+use apistend_catalog::ErrorKind;
 use axum::body::Body;
 use http::Response;
 
@@ -74,19 +74,10 @@ impl Chaos {
         self.scenario == Some(Scenario::RateLimit)
     }
 
-    /// The error the scenario answers instead of the service's answer, if it is one (the
-    /// `timeout` scenario answers after holding the request).
-    pub(super) async fn instead(
-        &self,
-        state: &AppState,
-        service: &Service,
-        ctx: &ErrorContext<'_>,
-    ) -> Option<Answer> {
-        let kind = match self.scenario? {
-            Scenario::Timeout => {
-                tokio::time::sleep(Duration::from_millis(state.limits.max_timeout_ms)).await;
-                ErrorKind::GatewayTimeout
-            }
+    /// The error the scenario answers instead of the service's answer, if it is one.
+    pub(super) fn instead(&self) -> Option<ErrorKind> {
+        Some(match self.scenario? {
+            Scenario::Timeout => ErrorKind::GatewayTimeout,
             Scenario::ServerError => ErrorKind::ServerError,
             Scenario::Unavailable => ErrorKind::Unavailable,
             Scenario::Unauthorized => ErrorKind::Unauthorized,
@@ -94,20 +85,32 @@ impl Chaos {
             Scenario::NotFound => ErrorKind::NotFound,
             Scenario::Conflict => ErrorKind::Conflict,
             _ => return None,
-        };
-        Some(Answer::error(service, &kind, ctx))
+        })
     }
 
-    /// Breaks the answer's body as the scenario asks, then waits the delay.
-    pub(super) async fn shape(&self, answer: &mut Answer) {
+    /// The service's error of `kind` for the scenario, after holding the request as long as
+    /// the server may for the `timeout` scenario.
+    pub(super) async fn error(
+        &self,
+        state: &AppState,
+        admitted: &Admitted<'_>,
+        kind: &ErrorKind,
+    ) -> Answer {
+        if self.scenario == Some(Scenario::Timeout) {
+            tokio::time::sleep(Duration::from_millis(state.limits.max_timeout_ms)).await;
+        }
+        // The error body's context (request id, timestamp) is made only for an error answer.
+        let ctx = admitted.meta.ctx(admitted.limit());
+        Answer::error(admitted.service, kind, &ctx)
+    }
+
+    /// Breaks the answer's body as the scenario asks (the pipeline then waits the delay).
+    pub(super) fn shape(&self, answer: &mut Answer) {
         match self.scenario {
             Some(Scenario::Malformed) if answer.status < 300 => answer.mode = BodyMode::Truncated,
             Some(Scenario::Reset) => answer.mode = BodyMode::Reset,
             Some(Scenario::Slow) => answer.mode = BodyMode::Slow,
             _ => {}
-        }
-        if !self.delay.is_zero() {
-            tokio::time::sleep(self.delay).await;
         }
     }
 }

@@ -10,28 +10,33 @@ use super::meta::Meta;
 use crate::buckets::{self, Owner, Spend};
 use crate::state::AppState;
 
-/// Charges or refunds the difference; the bucket afterwards (`decision` when nothing changed
-/// or the store could not be asked, which is logged).
+/// What settles the answer's cost: [`Op::Charge`] of what it costs beyond the tokens taken up
+/// front, or [`Op::Refund`] of what it costs less; `None` when it costs what was taken (nearly
+/// every answer).
+pub(super) fn difference(resolved: &Resolved<'_>, at: &Spend<'_>, status: u16) -> Option<Op> {
+    let taken = at.weight;
+    let cost = resolved
+        .operation
+        .map_or(taken, |o| o.cost_of(status, taken));
+    match cost.cmp(&taken) {
+        Ordering::Greater => Some(Op::Charge(cost - taken)),
+        Ordering::Less => Some(Op::Refund(taken - cost)),
+        Ordering::Equal => None,
+    }
+}
+
+/// Settles the cost with `op` on every bucket; the bucket afterwards (`decision` when the store
+/// could not be asked, which is logged).
 pub(super) async fn settle(
     state: &AppState,
     resolved: &Resolved<'_>,
     owner: &Owner,
     at: &Spend<'_>,
-    status: u16,
+    op: Op,
     decision: Decision,
     meta: &Meta,
 ) -> Decision {
-    let taken = at.weight;
-    let cost = resolved
-        .operation
-        .map_or(taken, |o| o.cost_of(status, taken));
-    let op = match cost.cmp(&taken) {
-        Ordering::Greater => Op::Charge(cost - taken),
-        Ordering::Less => Op::Refund(taken - cost),
-        Ordering::Equal => return decision,
-    };
-    let settled = buckets::settle(&state.store, resolved, owner, at, op).await;
-    match settled {
+    match buckets::settle(&state.store, resolved, owner, at, op).await {
         Ok(after) => after.unwrap_or(decision),
         Err(e) => {
             tracing::warn!(request_id = meta.id(), error = %e, "could not settle the answer's cost");

@@ -52,11 +52,23 @@ pub(crate) async fn handle(
         fill: None,
         watched: None,
     };
-    let seeing = observe::Seeing::new(&state, route.id, &req, controls.asked_scenario);
+    // A route is made from the catalog, so its service is there.
+    let Some(id) = state.catalog.services().get(route.index).map(|s| s.id) else {
+        return axum::response::IntoResponse::into_response(http::StatusCode::NOT_FOUND);
+    };
+    let seeing = observe::Seeing::new(&state, id, &req, controls.asked_scenario);
     let resp = match stages(&state, route, req, &controls, &meta, &mut seen).await {
         Ok(resp) | Err(resp) => resp,
     };
-    seeing.record(&state, &meta, seen, resp).await
+    let refused = seeing.record(&state, &meta, &seen, &resp);
+    match seen.watched.take() {
+        Some(watched) => {
+            seeing
+                .publish(&state, watched, seen.group, refused, resp)
+                .await
+        }
+        None => resp,
+    }
 }
 
 /// The stages, in their order.
@@ -88,7 +100,11 @@ async fn stages(
     lockout::check(state, service, owner, meta)?;
     let mut admitted = limit::take(state, service, &resolved, owner, &at, meta, seen).await?;
     caller.require(&admitted)?;
-    let held = slots::take(state, &admitted, owner, &at).await?;
+    let held = if service.in_flight.is_empty() {
+        None
+    } else {
+        slots::take(state, &admitted, owner, &at).await?
+    };
     let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
     if chaos.rate_limited() {
         return Err(admitted.exceeded(at.weight));
@@ -96,26 +112,21 @@ async fn stages(
     let mut budget = operating::before(state, &resolved, &call, owner, &admitted)?;
     let blocked = budget.as_mut().map(operating::Budget::take_blocked);
     call.blocked = blocked.unwrap_or_default();
-    let ctx = meta.ctx(admitted.limit());
-    let mut answer = match chaos.instead(state, service, &ctx).await {
-        Some(a) => a,
+    let mut answer = match chaos.instead() {
+        Some(kind) => chaos.error(state, &admitted, &kind).await,
         None => respond::answer(state, service, &resolved, &call, meta, admitted.limit()),
     };
-    chaos.shape(&mut answer).await;
+    chaos.shape(&mut answer);
+    if !chaos.delay.is_zero() {
+        tokio::time::sleep(chaos.delay).await;
+    }
     if let Some(b) = budget {
         b.after(&mut answer, owner, &call.blocked, meta.started, chaos.delay);
     }
-    let status = answer.status;
-    admitted.decision = cost::settle(
-        state,
-        &resolved,
-        owner,
-        &at,
-        status,
-        admitted.decision,
-        meta,
-    )
-    .await;
+    if let Some(op) = cost::difference(&resolved, &at, answer.status) {
+        admitted.decision =
+            cost::settle(state, &resolved, owner, &at, op, admitted.decision, meta).await;
+    }
     let mut answer = answer.rate(service.rate_headers(&admitted.decision, &admitted.quota, false));
     answer.scenario = chaos.scenario.map(crate::scenario::Scenario::name);
     let resp = answer.into_response();

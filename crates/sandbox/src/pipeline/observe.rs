@@ -41,14 +41,14 @@ impl Seeing {
         }
     }
 
-    /// Records `resp` and gives it back (its body captured, when a dashboard watches a refusal).
-    pub(super) async fn record(
-        self,
-        state: &Arc<AppState>,
+    /// Records `resp` in the metrics and the debug log; whether it was a refusal.
+    pub(super) fn record(
+        &self,
+        state: &AppState,
         meta: &Meta,
-        mut seen: Noted,
-        mut resp: Response<Body>,
-    ) -> Response<Body> {
+        seen: &Noted,
+        resp: &Response<Body>,
+    ) -> bool {
         let id = self.service;
         let status = resp.status().as_u16();
         let scenario = resp
@@ -68,27 +68,38 @@ impl Seeing {
         if self.debug {
             tracing::debug!(request_id = meta.id(), service = %id, method = %self.method, path = self.path.as_deref().unwrap_or(""), status, scenario, "answered");
         }
-        if let Some((sandbox, key)) = seen.watched.take() {
-            let refusal = if refused {
-                let (parts, body) = resp.into_parts();
-                let (captured, body) = crate::watch::capture(&parts.headers, body).await;
-                resp = Response::from_parts(parts, body);
-                Some(Arc::new(captured))
-            } else {
-                None
-            };
-            state.watch.publish(crate::watch::Seen {
-                sandbox,
-                key,
-                service: id,
-                group: seen.group,
-                method: self.method,
-                path: self.path.unwrap_or_default(),
-                status,
-                at_ms: apistend_answers::clock::unix_now_us() / 1000,
-                refusal,
-            });
-        }
+        refused
+    }
+
+    /// Publishes the request to the dashboard's feed of `sandbox`, `key`'s (with the body of a
+    /// refusal, captured as it is sent); gives the response back.
+    pub(super) async fn publish(
+        self,
+        state: &AppState,
+        (sandbox, key): (Arc<str>, Arc<str>),
+        group: usize,
+        refused: bool,
+        mut resp: Response<Body>,
+    ) -> Response<Body> {
+        let refusal = if refused {
+            let (parts, body) = resp.into_parts();
+            let (captured, body) = crate::watch::capture(&parts.headers, body).await;
+            resp = Response::from_parts(parts, body);
+            Some(Arc::new(captured))
+        } else {
+            None
+        };
+        state.watch.publish(crate::watch::Seen {
+            sandbox,
+            key,
+            service: self.service,
+            group,
+            method: self.method,
+            path: self.path.unwrap_or_default(),
+            status: resp.status().as_u16(),
+            at_ms: apistend_answers::clock::unix_now_us() / 1000,
+            refusal,
+        });
         resp
     }
 }

@@ -1,6 +1,6 @@
 //! Stage 2, the route: which service and operation a request calls, and what it sent.
 
-use apistend_catalog::{Resolved, Service, ServiceId};
+use apistend_catalog::{Resolved, Service};
 use axum::body::{Body, Bytes};
 use http::request::Parts;
 use http::{Response, StatusCode};
@@ -11,7 +11,8 @@ use apistend_answers::call::Call;
 /// How a request reached its service.
 #[derive(Debug)]
 pub(crate) struct Route {
-    pub(super) id: ServiceId,
+    /// The service's position in the catalog.
+    pub(super) index: usize,
     /// Bytes of the path before the service's own path (its prefix; 0 by hostname).
     prefix: usize,
     /// The hostname the request addressed, when it came by hostname.
@@ -20,18 +21,18 @@ pub(crate) struct Route {
 
 impl Route {
     /// By path prefix: `/wb/…` is WB with `prefix` = 3.
-    pub(crate) fn by_prefix(id: ServiceId, prefix: usize) -> Self {
+    pub(crate) fn by_prefix(index: usize, prefix: usize) -> Self {
         Self {
-            id,
+            index,
             prefix,
             host: None,
         }
     }
 
     /// By hostname: the whole path is the service's.
-    pub(crate) fn by_host(id: ServiceId, host: String) -> Self {
+    pub(crate) fn by_host(index: usize, host: String) -> Self {
         Self {
-            id,
+            index,
             prefix: 0,
             host: Some(host),
         }
@@ -48,7 +49,11 @@ pub(super) fn service<'s>(
     state: &'s AppState,
     route: &Route,
 ) -> Result<&'s Service, Response<Body>> {
-    state.catalog.service(route.id).ok_or_else(not_found)
+    state
+        .catalog
+        .services()
+        .get(route.index)
+        .ok_or_else(not_found)
 }
 
 /// The call `parts` and `body` make, and its operation and limit groups.
@@ -63,7 +68,7 @@ pub(super) fn resolve<'s>(
     let call = Call::parse(service, parts, rest, body, route.host);
     let resolved = state
         .catalog
-        .resolve(route.id, call.method, &call.path, call.host.as_deref())
+        .resolve_at(route.index, call.method, &call.path, call.host.as_deref())
         .ok_or_else(not_found)?;
     Ok((call, resolved))
 }

@@ -10,8 +10,9 @@ use crate::buckets::{Owner, Spend};
 use crate::in_flight::{self, Held, Taken};
 use crate::state::AppState;
 
-/// The slots held for the request (`None` for a service without concurrency limits); a full
-/// limit is the service's answer to too many requests in flight.
+/// The slots held for the request (`None` for a service without concurrency limits: the
+/// pipeline does not call this for one); a full limit is the service's answer to too many
+/// requests in flight.
 pub(super) async fn take(
     state: &AppState,
     admitted: &Admitted<'_>,
