@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use apistend_catalog::definition::Definitions;
-use apistend_catalog::import::wb::WbCatalogFile;
+use apistend_catalog::WbCatalogFile;
 use apistend_catalog::{Catalog, Method};
 
 static WB: OnceLock<WbCatalogFile> = OnceLock::new();

@@ -138,7 +138,7 @@ fn local_rev(data: &DataFile, t: &Touched) -> Option<u64> {
 pub(crate) fn fuzz_read(bytes: &[u8]) {
     if let Ok(data) = serde_json::from_slice::<DataFile>(bytes) {
         let _ = data.check(crate::config::DEFAULT_MAX_DELAY_MS);
-        let _ = Index::rebuild(data, &HashMap::default());
+        let _ = Index::rebuild(data, &foldhash::HashMap::default());
     }
     if let Ok(record) = serde_json::from_slice::<Shared>(bytes) {
         let t = Tenants::in_memory();
