@@ -234,20 +234,20 @@ impl Catalog {
     /// As [`resolve`](Self::resolve), for the service at `index` in [`services`](Self::services).
     pub fn resolve_at(
         &self,
-        i: usize,
+        index: usize,
         method: Method,
         path: &str,
         host: Option<&str>,
     ) -> Option<Resolved<'_>> {
-        let svc = self.services.get(i)?;
+        let svc = self.services.get(index)?;
         let op = self
             .resolvers
-            .get(i)
+            .get(index)
             .and_then(|r| r.resolve(method, path, host))
             .and_then(|i| svc.operations.get(i));
         Some(Resolved {
             service: svc,
-            index: i,
+            index,
             operation: op,
             groups: op.map_or(&svc.fallback_groups, |o| &o.groups),
         })

@@ -142,12 +142,9 @@ pub(crate) fn quota(svc: &Service, group: &LimitGroup, owner: &Owner) -> Quota {
 /// loop, not an iterator chain: on the request path, LLVM inlined this one whole.)
 fn buckets(resolved: &Resolved<'_>, owner: &Owner, at: &Spend<'_>) -> Vec<(String, Quota)> {
     let svc = resolved.service;
-    let sid = svc.id.as_str();
     let mut out = Vec::with_capacity(resolved.groups.len());
     for g in resolved.groups.iter().filter_map(|&i| svc.groups.get(i)) {
-        let tenant = owner.tenant(sid, g.scope);
-        let key = g.bucket_key(namespace::SANDBOX, &tenant, svc.id, &at.site);
-        out.push((key, quota(svc, g, owner)));
+        out.push((key(svc.id, g, owner, &at.site), quota(svc, g, owner)));
     }
     out
 }

@@ -23,6 +23,7 @@ mod slots;
 
 use std::sync::Arc;
 
+use apistend_catalog::Service;
 use axum::body::Body;
 use http::{Request, Response};
 
@@ -53,11 +54,11 @@ pub(crate) async fn handle(
         watched: None,
     };
     // A route is made from the catalog, so its service is there.
-    let Some(id) = state.catalog.services().get(route.index).map(|s| s.id) else {
+    let Some(service) = state.catalog.services().get(route.index) else {
         return axum::response::IntoResponse::into_response(http::StatusCode::NOT_FOUND);
     };
-    let seeing = observe::Seeing::new(&state, id, &req, controls.asked_scenario);
-    let resp = match stages(&state, route, req, &controls, &meta, &mut seen).await {
+    let seeing = observe::Seeing::new(&state, service.id, &req, controls.asked_scenario);
+    let resp = match stages(&state, service, route, req, &controls, &meta, &mut seen).await {
         Ok(resp) | Err(resp) => resp,
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
@@ -74,13 +75,13 @@ pub(crate) async fn handle(
 /// The stages, in their order.
 async fn stages(
     state: &AppState,
+    service: &Service,
     route: Route,
     req: Request<Body>,
     controls: &Controls,
     meta: &Meta,
     seen: &mut Noted,
 ) -> Result<Response<Body>, Response<Body>> {
-    let service = route::service(state, &route)?;
     let (parts, body) = req.into_parts();
     let body = body::read(state, service, body, meta).await?;
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;

@@ -44,18 +44,6 @@ fn not_found() -> Response<Body> {
     axum::response::IntoResponse::into_response(StatusCode::NOT_FOUND)
 }
 
-/// The service the route names (always there: a route is made from the catalog).
-pub(super) fn service<'s>(
-    state: &'s AppState,
-    route: &Route,
-) -> Result<&'s Service, Response<Body>> {
-    state
-        .catalog
-        .services()
-        .get(route.index)
-        .ok_or_else(not_found)
-}
-
 /// The call `parts` and `body` make, and its operation and limit groups.
 pub(super) fn resolve<'s>(
     state: &'s AppState,
