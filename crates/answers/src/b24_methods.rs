@@ -1,23 +1,48 @@
 //! Bitrix24's documented methods and the example each one's page shows (imported from
-//! `../shared/specs/b24/methods.json`, embedded as `data/b24-methods.json.zlib`): every
+//! `../shared/specs/b24/methods.json`, embedded as the archive `data/b24-methods.pack`): every
 //! documented method answers its example `result`, list methods with their `total` (and `next`
-//! where the page shows one).
+//! where the page shows one). The archive's index is read on the first call of a documented
+//! method, each method's example on its own first call.
 
-use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use foldhash::HashMap;
-
 use serde_json::{Value, json};
 
 use crate::error::AnswersError;
+use crate::pack::{Entry, Pack};
 
-/// The committed examples, zlib-compressed JSON.
-const EMBEDDED: &[u8] = include_bytes!("../data/b24-methods.json.zlib");
+/// The committed examples, an answers archive ([`crate::pack`]).
+const EMBEDDED: &[u8] = include_bytes!("../data/b24-methods.pack");
+
+/// What the archive and errors call it.
+const WHAT: &str = "Bitrix24 methods file";
 
 /// Lower-cased method name → its answer body (without the `time` block).
 #[derive(Debug, Clone, Default)]
 pub struct B24Methods {
-    methods: HashMap<String, Value>,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// The archive the methods are read from on first use (none: built in this process).
+    pack: Option<Pack>,
+    methods: OnceLock<HashMap<String, Documented>>,
+}
+
+/// One method's example: its JSON text, and its value once an answer has needed it.
+#[derive(Debug)]
+struct Documented {
+    text: Entry,
+    value: OnceLock<Value>,
+}
+
+/// A method's record in the archive's index.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Name {
+    method: String,
 }
 
 impl B24Methods {
@@ -26,7 +51,38 @@ impl B24Methods {
     /// # Errors
     /// [`AnswersError`] if the embedded file is corrupt (a build problem).
     pub fn embedded() -> Result<Self, AnswersError> {
-        Self::from_file_bytes(EMBEDDED)
+        let pack = Pack::open(WHAT, &Bytes::from_static(EMBEDDED))?;
+        Ok(Self::with(Some(pack), OnceLock::new()))
+    }
+
+    fn with(pack: Option<Pack>, methods: OnceLock<HashMap<String, Documented>>) -> Self {
+        Self {
+            inner: Arc::new(Inner { pack, methods }),
+        }
+    }
+
+    /// The methods of `pack`'s index.
+    fn read(pack: &Pack) -> Result<HashMap<String, Documented>, AnswersError> {
+        Ok(pack
+            .index::<Name>(WHAT)?
+            .into_iter()
+            .map(|(n, text)| {
+                let value = OnceLock::new();
+                (n.method, Documented { text, value })
+            })
+            .collect())
+    }
+
+    /// The methods: read from the archive's index on first use (an index that does not read
+    /// leaves none; the tests read the embedded one whole).
+    fn methods(&self) -> &HashMap<String, Documented> {
+        self.inner.methods.get_or_init(|| {
+            self.inner
+                .pack
+                .as_ref()
+                .and_then(|p| Self::read(p).ok())
+                .unwrap_or_default()
+        })
     }
 
     /// Reads the classic (`/rest/`) methods of methods.json.
@@ -65,43 +121,87 @@ impl B24Methods {
                 let n = result.as_array().map_or(0, Vec::len);
                 body.insert("total".into(), json!(n));
             }
-            methods.insert(name.to_ascii_lowercase(), Value::Object(body));
+            let body = Value::Object(body);
+            let text = Entry::ready(Bytes::from(body.to_string()));
+            let value = OnceLock::from(body);
+            methods.insert(name.to_ascii_lowercase(), Documented { text, value });
         }
-        Ok(Self { methods })
+        Ok(Self::with(None, OnceLock::from(methods)))
     }
 
-    /// Reads a file [`to_file_bytes`](Self::to_file_bytes) wrote.
+    /// Reads an archive [`to_file_bytes`](Self::to_file_bytes) wrote, whole.
     ///
     /// # Errors
     /// [`AnswersError`] for bytes that are not such a file.
-    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, AnswersError> {
-        let bad = |e: String| AnswersError::corrupt("Bitrix24 methods file", e);
-        let json = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(bytes, 64 << 20)
-            .map_err(|e| bad(format!("not zlib data: {e:?}")))?;
-        let methods: HashMap<String, Value> =
-            serde_json::from_slice(&json).map_err(|e| bad(e.to_string()))?;
-        Ok(Self { methods })
+    pub fn from_file_bytes(bytes: impl Into<Bytes>) -> Result<Self, AnswersError> {
+        let methods = Self::read(&Pack::open(WHAT, &bytes.into())?)?;
+        for (name, m) in &methods {
+            m.text
+                .try_bytes()
+                .map_err(|e| AnswersError::corrupt(WHAT, format!("{name}: {e}")))?;
+        }
+        Ok(Self::with(None, OnceLock::from(methods)))
     }
 
-    /// The file: JSON in method order, zlib-compressed (the same input gives the same bytes).
+    /// The archive: methods in name order (the same input gives the same bytes).
     pub fn to_file_bytes(&self) -> Vec<u8> {
-        let sorted: BTreeMap<&String, &Value> = self.methods.iter().collect();
-        let json = serde_json::to_vec(&sorted).unwrap_or_default();
-        miniz_oxide::deflate::compress_to_vec_zlib(&json, 9)
+        let mut sorted: Vec<(&String, &Documented)> = self.methods().iter().collect();
+        sorted.sort_by_key(|(name, _)| *name);
+        Pack::write(
+            sorted
+                .into_iter()
+                .map(|(name, m)| {
+                    let method = name.clone();
+                    (Name { method }, m.text.bytes().as_ref())
+                })
+                .collect(),
+        )
     }
 
     /// Number of methods.
     pub fn len(&self) -> usize {
-        self.methods.len()
+        match (&self.inner.pack, self.inner.methods.get()) {
+            (Some(pack), None) => pack.len(),
+            _ => self.methods().len(),
+        }
     }
 
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
-        self.methods.is_empty()
+        self.len() == 0
     }
 
-    /// The documented answer of `method` (lower case).
+    /// The documented answer of `method` (lower case), parsed on its first call.
     pub(crate) fn answer(&self, method: &str) -> Option<&Value> {
-        self.methods.get(method)
+        let m = self.methods().get(method)?;
+        Some(
+            m.value
+                .get_or_init(|| serde_json::from_slice(m.text.bytes()).unwrap_or(Value::Null)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded archive reads whole and writes back the very bytes it was read from; it is
+    /// read on first use, a method's example on its first call.
+    #[test]
+    fn the_embedded_methods_read_back_whole_and_lazily() {
+        let methods = B24Methods::embedded().unwrap();
+        assert!(
+            methods.inner.methods.get().is_none(),
+            "nothing read at start"
+        );
+        assert!(methods.len() > 1000);
+        assert!(methods.answer("crm.deal.list").is_some());
+        let parsed = methods
+            .methods()
+            .values()
+            .filter(|m| m.value.get().is_some());
+        assert_eq!(parsed.count(), 1);
+        assert!(methods.to_file_bytes() == EMBEDDED);
+        assert!(B24Methods::from_file_bytes(Bytes::from_static(EMBEDDED)).is_ok());
     }
 }

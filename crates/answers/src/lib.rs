@@ -20,6 +20,7 @@ pub mod clock;
 mod error;
 mod examples;
 mod ozon;
+mod pack;
 mod samples;
 mod schema_values;
 mod source;

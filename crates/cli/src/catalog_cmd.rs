@@ -44,7 +44,7 @@ enum CatalogCommand {
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
         /// Also write the sandbox's answers of every operation here (the embedded
-        /// `crates/answers/data/wb-answers.json.zlib`).
+        /// `crates/answers/data/wb-answers.pack`).
         #[arg(long)]
         answers: Option<PathBuf>,
     },
@@ -66,7 +66,7 @@ enum CatalogCommand {
         #[arg(long)]
         definition: PathBuf,
         /// Also write the sandbox's answers of every operation here (the embedded
-        /// `crates/answers/data/apify-answers.json.zlib`).
+        /// `crates/answers/data/apify-answers.pack`).
         #[arg(long)]
         answers: Option<PathBuf>,
     },
@@ -79,7 +79,7 @@ enum CatalogCommand {
         #[arg(long)]
         definition: PathBuf,
         /// Also write the sandbox's answers of every operation here (an embedded
-        /// `crates/answers/data/NAME-answers.json.zlib`).
+        /// `crates/answers/data/NAME-answers.pack`).
         #[arg(long)]
         answers: Option<PathBuf>,
         /// Endpoints the vendor documents outside its OpenAPI, with their answers (MoySklad's
@@ -96,12 +96,12 @@ enum CatalogCommand {
         #[arg(long)]
         definition: PathBuf,
         /// Also write the methods' documented examples here (the embedded
-        /// `crates/answers/data/b24-methods.json.zlib`).
+        /// `crates/answers/data/b24-methods.pack`).
         #[arg(long)]
         answers: Option<PathBuf>,
     },
     /// Write the sandbox's answers of every operation of an official OpenAPI document (YAML or
-    /// JSON): the embedded `crates/answers/data/NAME-answers.json.zlib` a definition's
+    /// JSON): the embedded `crates/answers/data/NAME-answers.pack` a definition's
     /// `examples = "NAME"` names.
     ImportAnswers {
         /// The OpenAPI document.

@@ -16,15 +16,14 @@ fn the_embedded_wb_answers_are_what_the_import_makes_of_the_specs() {
         .unwrap()
         .to_file_bytes();
     let committed = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../answers/data/wb-answers.json.zlib"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../answers/data/wb-answers.pack"),
     )
     .unwrap();
     assert!(
         fresh == committed,
-        "crates/answers/data/wb-answers.json.zlib is stale: run `cargo run -p apistend -- catalog \
+        "crates/answers/data/wb-answers.pack is stale: run `cargo run -p apistend -- catalog \
          import-wb-openapi ../shared/wb-openapi -o crates/catalog/data/wb.json --answers \
-         crates/answers/data/wb-answers.json.zlib`"
+         crates/answers/data/wb-answers.pack`"
     );
     let embedded = apistend_sandbox::SpecAnswers::embedded("wb").unwrap();
     assert_eq!(embedded.len(), 299);
@@ -308,16 +307,11 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
 /// The committed answers file `name` is exactly what the import makes of `spec` (under
 /// `../shared/specs`); `command` regenerates it.
 fn embedded_answers_match(name: &str, spec: &str, command: &str) {
-    committed_is_fresh(
-        &format!("{name}-answers.json.zlib"),
-        spec,
-        command,
-        |path| {
-            apistend_sandbox::SpecAnswers::load_file(path)
-                .unwrap()
-                .to_file_bytes()
-        },
-    );
+    committed_is_fresh(&format!("{name}-answers.pack"), spec, command, |path| {
+        apistend_sandbox::SpecAnswers::load_file(path)
+            .unwrap()
+            .to_file_bytes()
+    });
 }
 
 /// The committed `data/{file}` is exactly what `import` makes of `spec` (under
@@ -353,7 +347,7 @@ fn the_embedded_apify_answers_are_what_the_import_makes_of_the_openapi() {
         "apify",
         "apify/openapi.yaml",
         "cargo run -p apistend -- catalog import-apify ../shared/specs/apify/openapi.yaml \
-         --definition services/apify.toml --answers crates/answers/data/apify-answers.json.zlib",
+         --definition services/apify.toml --answers crates/answers/data/apify-answers.pack",
     );
 }
 
@@ -364,7 +358,7 @@ fn the_embedded_ozon_answers_are_what_the_import_makes_of_the_openapi() {
         "ozon",
         "ozon/seller-openapi.json",
         "cargo run -p apistend -- catalog import-openapi ../shared/specs/ozon/seller-openapi.json \
-         --definition services/ozon.toml --answers crates/answers/data/ozon-answers.json.zlib",
+         --definition services/ozon.toml --answers crates/answers/data/ozon-answers.pack",
     );
 }
 
@@ -375,7 +369,7 @@ fn the_embedded_ymarket_answers_are_what_the_import_makes_of_the_openapi() {
         "ymarket",
         "yandex-market/openapi.yaml",
         "cargo run -p apistend -- catalog import-answers ../shared/specs/yandex-market/openapi.yaml \
-         -o crates/answers/data/ymarket-answers.json.zlib",
+         -o crates/answers/data/ymarket-answers.pack",
     );
 }
 
@@ -386,7 +380,8 @@ fn the_embedded_moysklad_answers_are_what_the_import_makes_of_the_openapi() {
         "moysklad",
         "moysklad/openapi.yaml",
         "cargo run -p apistend -- catalog import-openapi ../shared/specs/moysklad/openapi.yaml \
-         --definition services/moysklad.toml --answers crates/answers/data/moysklad-answers.json.zlib",
+         --definition services/moysklad.toml --answers crates/answers/data/moysklad-answers.pack \
+         --extra ../shared/specs/moysklad/doc-only-endpoints.json",
     );
 }
 
@@ -554,10 +549,10 @@ async fn every_yandex_market_operation_answers() {
 #[test]
 fn the_embedded_b24_examples_are_what_the_import_makes_of_the_documentation() {
     committed_is_fresh(
-        "b24-methods.json.zlib",
+        "b24-methods.pack",
         "b24/methods.json",
         "cargo run -p apistend -- catalog import-b24 ../shared/specs/b24/methods.json \
-         --definition services/b24.toml --answers crates/answers/data/b24-methods.json.zlib",
+         --definition services/b24.toml --answers crates/answers/data/b24-methods.pack",
         |path| {
             let text = std::fs::read_to_string(path).unwrap();
             apistend_sandbox::B24Methods::from_methods_json(&text)
