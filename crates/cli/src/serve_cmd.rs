@@ -196,7 +196,12 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         if !described.is_empty() {
             let _ = writeln!(out, "operations answered from the official descriptions: {}", described.join(", "));
         }
-        let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
+        let b24 = sandbox.catalog().service(apistend_catalog::ServiceId::B24).is_some();
+        if b24 {
+            let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
+        } else {
+            let _ = writeln!(out, "demo key: {}", demo.key);
+        }
         match sandbox.generated_admin_token() {
             Some(token) => {
                 let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer {token})");
@@ -206,11 +211,9 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 let _ = writeln!(out, "management API: http://{addr}/api/v1 (Authorization: Bearer the admin token configured or shown at first start)");
             }
         }
-        let _ = writeln!(
-            out,
-            "try:  curl -i -X POST http://{addr}/b24/rest/crm.deal.fields.json -H 'X-Mock-Key: {}' -H 'X-Mock-Delay: 0'",
-            demo.key
-        );
+        if let Some(try_line) = try_line(sandbox.catalog(), addr, &demo.key) {
+            let _ = writeln!(out, "{try_line}");
+        }
         let _ = out.flush();
         drop(out);
         match tls {
@@ -220,6 +223,35 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("stopped");
         anyhow::Ok(())
     })
+}
+
+/// A request to paste: Bitrix24's deal fields when it is emulated, else the first plain
+/// operation of the first service (every service takes the sandbox's `X-Mock-Key`).
+fn try_line(catalog: &apistend_catalog::Catalog, addr: SocketAddr, key: &str) -> Option<String> {
+    let (method, url) = match catalog.service(apistend_catalog::ServiceId::B24) {
+        Some(_) => (
+            "POST",
+            format!("http://{addr}/b24/rest/crm.deal.fields.json"),
+        ),
+        None => catalog.services().iter().find_map(|s| {
+            let op = s
+                .operations
+                .iter()
+                .find(|op| !op.path.contains('{') && !op.anonymous)?;
+            Some((
+                op.method.as_str(),
+                format!("http://{addr}{}{}", s.prefix, op.path),
+            ))
+        })?,
+    };
+    let method = if method == "GET" {
+        String::new()
+    } else {
+        format!("-X {method} ")
+    };
+    Some(format!(
+        "try:  curl -i {method}{url} -H 'X-Mock-Key: {key}' -H 'X-Mock-Delay: 0'"
+    ))
 }
 
 pub(crate) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {

@@ -1,5 +1,6 @@
-//! `--services DIR`: the service definitions every command that reads the catalog loads — the
-//! built-in ones, plus (and replaced by) the `*.toml` files of DIR.
+//! `--services DIR` and `--only IDS`: the service definitions every command that reads the
+//! catalog loads — the built-in ones, plus (and replaced by) the `*.toml` files of DIR, kept to
+//! the services of IDS when given.
 
 use std::path::PathBuf;
 
@@ -13,18 +14,26 @@ pub(crate) struct ServicesArg {
     /// and replace built-ins with the same id.
     #[arg(long = "services", env = "APISTEND_SERVICES", value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// Only these services (ids, comma-separated or repeated: `--only wb,ozon`); the others are
+    /// not loaded, and their paths answer 404.
+    #[arg(long, env = "APISTEND_ONLY", value_delimiter = ',', value_name = "IDS")]
+    only: Vec<String>,
 }
 
 impl ServicesArg {
     /// The definitions to load.
     pub(crate) fn definitions(&self) -> anyhow::Result<Definitions> {
         let builtin = Definitions::builtin();
-        match &self.dir {
+        let all = match &self.dir {
             Some(dir) => builtin
                 .with_dir(dir)
-                .with_context(|| format!("--services {}", dir.display())),
-            None => Ok(builtin),
+                .with_context(|| format!("--services {}", dir.display()))?,
+            None => builtin,
+        };
+        if self.only.is_empty() {
+            return Ok(all);
         }
+        all.only(&self.only).context("--only")
     }
 
     /// The catalog of those definitions, with `overrides` applied.

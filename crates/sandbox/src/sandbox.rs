@@ -155,6 +155,11 @@ impl Sandbox {
             .collect()
     }
 
+    /// The catalog it emulates (after `--only`, `--services` and overrides).
+    pub fn catalog(&self) -> &Catalog {
+        &self.state.catalog
+    }
+
     /// The Prometheus recorder `/metrics` renders. Installed as the process's global recorder
     /// ([`::metrics::set_global_recorder`], once, before the first request) it also collects the
     /// engine's and the clients' facade metrics, which `/metrics` then shows too.

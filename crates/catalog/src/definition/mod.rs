@@ -161,6 +161,37 @@ impl Definitions {
         Ok(self)
     }
 
+    /// Only the services of `ids`, in catalog order (`apistend serve --only wb,ozon`): a
+    /// sandbox for a suite that calls two services holds two.
+    ///
+    /// ```
+    /// use apistend_catalog::{Catalog, definition::Definitions};
+    /// let two = Definitions::builtin().only(&["wb", "ozon"])?;
+    /// let catalog = Catalog::load(&two, None)?;
+    /// assert_eq!(catalog.services().len(), 2);
+    /// assert!(Definitions::builtin().only(&["wildberries"]).is_err());
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CatalogError::UnknownService`] for an id no definition has (naming those there are).
+    pub fn only<S: AsRef<str>>(mut self, ids: &[S]) -> Result<Self, CatalogError> {
+        if let Some(id) = ids
+            .iter()
+            .map(AsRef::as_ref)
+            .find(|id| !self.files.iter().any(|f| f.id == *id))
+        {
+            let known: Vec<&str> = self.files.iter().map(|f| f.id.as_str()).collect();
+            return Err(CatalogError::UnknownService {
+                id: id.to_owned(),
+                known: known.join(", "),
+            });
+        }
+        self.files
+            .retain(|f| ids.iter().any(|id| id.as_ref() == f.id));
+        Ok(self)
+    }
+
     /// The files in catalog order: name, text, and the parsed file where it was parsed when
     /// added.
     pub(crate) fn files(

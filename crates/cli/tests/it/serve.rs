@@ -556,3 +556,61 @@ fn the_authority_lives_in_the_data_directory_never_the_working_one() {
     );
     let _ = std::fs::remove_dir_all(home);
 }
+
+/// `--only` keeps the catalog to the services named: theirs answer, the others' paths are 404,
+/// the banner's `try:` line calls one that is there; an unknown id stops the start, naming the
+/// ids there are.
+#[test]
+fn only_the_services_named_are_loaded() {
+    let data = temp_dir("only");
+    let server = serve(&data, &["--only", "wb,ozon", "--demo-key", "only-demo-key"]);
+    let described = server
+        .banner
+        .iter()
+        .find(|l| l.starts_with("operations answered from the official descriptions:"));
+    assert_eq!(
+        described.map(String::as_str),
+        Some("operations answered from the official descriptions: wb 299, ozon 460"),
+        "{:?}",
+        server.banner
+    );
+    let try_line = server.banner.last().cloned().unwrap_or_default();
+    assert!(
+        try_line.contains(&format!("{}/wb/", server.base)),
+        "{try_line}"
+    );
+    let status = |method: &str, path: &str| -> String {
+        let out = Command::new("curl")
+            .args(["--silent", "--max-time", "10", "-o", "/dev/null"])
+            .args(["-w", "%{http_code}", "-X", method])
+            .args(["-H", "X-Mock-Key: only-demo-key", "-H", "X-Mock-Delay: 0"])
+            .arg(format!("{}{path}", server.base))
+            .output();
+        match out {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+            Err(e) => {
+                assert!(std::env::var_os("CI").is_none(), "curl: {e}");
+                eprintln!("SKIP: no curl ({e})");
+                "skip".into()
+            }
+        }
+    };
+    for (method, path, wanted) in [
+        ("GET", "/wb/api/v3/warehouses", "200"),
+        ("POST", "/ozon/v1/warehouse/list", "200"),
+        ("POST", "/b24/rest/user.current.json", "404"),
+        ("GET", "/moysklad/api/remap/1.2/entity/product", "404"),
+    ] {
+        let got = status(method, path);
+        assert!(got == wanted || got == "skip", "{method} {path}: {got}");
+    }
+    let err = refused(
+        &temp_dir("only-unknown"),
+        &["--only", "wb,wildberries"],
+        &[],
+    );
+    assert!(
+        err.contains("unknown service \"wildberries\"") && err.contains("wb, b24, apify"),
+        "{err}"
+    );
+}
