@@ -18,6 +18,9 @@ use clap::{Parser, Subcommand};
 
 // The gateway allocates a few small buffers per request (paths, keys, bodies); mimalloc's
 // thread-local free lists make that cheaper than glibc's malloc (the gateway bench measures it).
+// `--cfg apistend_heap_profile` leaves the system's allocator in place, for a heap profiler that
+// intercepts malloc (scripts/heap-profile.sh).
+#[cfg(not(apistend_heap_profile))]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
