@@ -5,10 +5,12 @@
 //! call [`gateway::run`]; `scripts/bench-instructions.sh` (`bench-gateway --instructions`) counts
 //! the same servers' instructions per request with [`instructions::run`], and
 //! `bench-gateway --against DIR` compares two builds in interleaved runs with [`builds::run`];
-//! `scripts/bench-start.sh` (`bench-start`) times starts and reads idle memory with [`start::run`].
+//! `scripts/bench-start.sh` (`bench-start`) times starts and reads idle memory with [`start::run`],
+//! and the memory of a sandbox filled with a fleet's sandboxes and buckets ([`footprint`]).
 
 pub mod builds;
 pub mod cpu;
+pub mod footprint;
 pub mod gateway;
 pub mod instructions;
 pub mod process;

@@ -19,13 +19,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, ensure};
+use anyhow::ensure;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cpu::machine_ticks;
-use crate::gateway::{ALLOWED, REJECTED, open_sandbox};
+use crate::gateway::{ALLOWED, REJECTED, issue_key, open_sandbox};
 use crate::process::{Server, pinned, rss_kib};
 
 /// How to run the soak.
@@ -227,21 +226,7 @@ async fn set_up(
     let (id, first) = open_sandbox(http, base, token, "soak").await?;
     let mut all = vec![first];
     while all.len() < keys {
-        let issued: Value = http
-            .post(format!("{base}/api/v1/sandboxes/{id}/keys"))
-            .bearer_auth(token)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        all.push(
-            issued
-                .pointer("/key")
-                .and_then(Value::as_str)
-                .context("no key issued")?
-                .to_owned(),
-        );
+        all.push(issue_key(http, base, token, &id).await?);
     }
     // The scenarios that answer at once, on a connection that stays up (a timeout, a slow
     // answer or a reset would measure the scenario, not the sandbox).

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
+use crate::footprint::{Populated, Target, populate};
 use crate::process::{pinned, rss_kib};
 use crate::stats::Summary;
 
@@ -30,6 +31,9 @@ pub struct Config {
     pub idle: Duration,
     /// The core every server runs on, when pinning works.
     pub core: Option<usize>,
+    /// After the rounds, each `apistend` started once more and filled to this many sandboxes
+    /// and buckets ([`crate::footprint`]) before its memory is read.
+    pub populate: Option<Target>,
 }
 
 /// One server's starts.
@@ -41,6 +45,17 @@ pub struct Row {
     pub first_answer_ms: Summary,
     /// Resident KiB after the idle.
     pub idle_rss_kib: Summary,
+    /// Resident KiB after [`Config::populate`], and what was made.
+    pub loaded: Option<Loaded>,
+}
+
+/// One populated start.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Loaded {
+    /// Resident KiB after the population and the idle.
+    pub rss_kib: u64,
+    /// What the population made.
+    pub populated: Populated,
 }
 
 /// One start: spawn, first answer, memory; the server is stopped either way.
@@ -101,6 +116,37 @@ fn answers(port: u16, path: &str) -> bool {
     s.read_exact(&mut head).is_ok() && head.get(9..12) == Some(b"200")
 }
 
+/// A start of `bin` filled to `target`: its resident KiB after the population and `idle`.
+fn loaded(
+    bin: &Path,
+    target: Target,
+    idle: Duration,
+    core: Option<usize>,
+) -> anyhow::Result<Loaded> {
+    let port = apistend_testkit::free_port();
+    let data = tempfile::tempdir()?;
+    let token = "bench-footprint-admin-token";
+    let mut cmd = sandbox(bin, port, data.path(), core);
+    cmd.args(["--admin-token", token, "--admin-per-second", "1000000"]);
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("spawning the server")?;
+    let result = (|| {
+        measure(&mut child, started, "/healthz", port, Duration::ZERO)?;
+        let populated = populate(&format!("http://127.0.0.1:{port}"), token, target)?;
+        std::thread::sleep(idle);
+        let rss_kib = rss_kib(child.id()).context("no /proc to read memory from")?;
+        Ok(Loaded { rss_kib, populated })
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
 /// `apistend serve` of `bin` on `port`, with a fresh data directory in `data`.
 fn sandbox(bin: &Path, port: u16, data: &Path, core: Option<usize>) -> Command {
     let mut cmd = pinned(bin, core);
@@ -154,11 +200,19 @@ pub fn run(config: &Config) -> anyhow::Result<Vec<Row>> {
     servers
         .iter()
         .zip(times.iter().zip(&rss))
-        .map(|((what, _, _), (t, r))| {
+        .map(|((what, bin, is_sandbox), (t, r))| {
+            let loaded = match config.populate {
+                Some(target) if *is_sandbox => Some(
+                    loaded(bin, target, config.idle, config.core)
+                        .with_context(|| format!("{what}, populated"))?,
+                ),
+                _ => None,
+            };
             Ok(Row {
                 what: what.clone(),
                 first_answer_ms: Summary::of(t).context("no starts")?,
                 idle_rss_kib: Summary::of(r).context("no starts")?,
+                loaded,
             })
         })
         .collect()

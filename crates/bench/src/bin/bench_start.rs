@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use apistend_bench::footprint::Target;
 use apistend_bench::start::{self, Config};
 use clap::Parser;
 
@@ -23,6 +24,13 @@ struct Args {
     /// Another build's directory: its `apistend` joins the alternation.
     #[arg(long)]
     against: Option<PathBuf>,
+    /// After the rounds, start each `apistend` once more, make this many sandboxes in it…
+    #[arg(long, default_value_t = 1000)]
+    sandboxes: usize,
+    /// …and send requests until its store holds this many buckets, then read its memory (0:
+    /// skip this step).
+    #[arg(long, default_value_t = 100_000)]
+    buckets: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,6 +46,10 @@ fn main() -> anyhow::Result<()> {
         rounds: args.rounds.max(1),
         idle: Duration::from_millis(args.idle_ms),
         core,
+        populate: (args.buckets > 0).then_some(Target {
+            sandboxes: args.sandboxes.max(1),
+            buckets: args.buckets,
+        }),
     })?;
     println!(
         "{:<20} {:>28} {:>34}",
@@ -56,6 +68,20 @@ fn main() -> anyhow::Result<()> {
             m.min / 1024.0,
             m.max / 1024.0
         );
+    }
+    for r in &rows {
+        if let Some(l) = r.loaded {
+            #[allow(clippy::cast_precision_loss)]
+            let mib = l.rss_kib as f64 / 1024.0;
+            println!(
+                "{:<20} with {} sandboxes ({} keys) and {} buckets ({} requests): RSS {mib:.1} MiB",
+                r.what,
+                l.populated.sandboxes,
+                l.populated.keys,
+                l.populated.buckets,
+                l.populated.requests
+            );
+        }
     }
     println!("{}", serde_json::to_string(&rows)?);
     Ok(())

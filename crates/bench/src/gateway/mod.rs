@@ -21,7 +21,7 @@ use anyhow::ensure;
 
 pub use config::{Backing, Config};
 pub use report::{CpuSummary, Report, Round, RoundCpu, table};
-pub use servers::{ALLOWED, REJECTED, open_sandbox};
+pub use servers::{ALLOWED, REJECTED, issue_key, open_sandbox};
 pub(crate) use servers::{BenchPath, Sandbox, admin_token, measured, start_hello};
 
 use crate::cpu::PerRequest;

@@ -184,6 +184,28 @@ pub async fn open_sandbox(
     Ok((id, key))
 }
 
+/// Issues another key of sandbox `id` through the management API and returns it.
+///
+/// # Errors
+/// When the management API refuses or cannot be reached.
+pub async fn issue_key(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    id: &str,
+) -> anyhow::Result<String> {
+    let issued: Value = http
+        .post(format!("{base}/api/v1/sandboxes/{id}/keys"))
+        .bearer_auth(token)
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let key = issued.pointer("/key").and_then(Value::as_str);
+    Ok(key.context("an issued key without its key")?.to_owned())
+}
+
 /// An `apistend serve` under test: its process, data directory and key.
 pub(crate) struct Sandbox {
     pub(crate) server: Server,
