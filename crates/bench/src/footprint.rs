@@ -102,7 +102,6 @@ async fn populate_async(base: &str, token: &str, target: Target) -> anyhow::Resu
             keys.push(issue_key(&http, base, token, id).await?);
         }
     }
-    let per_key = usize::try_from(target.buckets)?.div_ceil(keys.len().max(1));
     let mut requests = 0u64;
     // Rounds of one more operation per key until the gauge says enough.
     for round in 0.. {
@@ -115,8 +114,9 @@ async fn populate_async(base: &str, token: &str, target: Target) -> anyhow::Resu
                 requests,
             });
         }
+        // A round after every operation was called once adds no bucket.
         ensure!(
-            started.elapsed() < LIMIT && round < ops.len() * 4 + per_key,
+            started.elapsed() < LIMIT && round < ops.len(),
             "{store} buckets after {requests} requests: short of {}",
             target.buckets
         );

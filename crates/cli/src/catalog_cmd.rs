@@ -14,7 +14,7 @@ use clap::{Args, Subcommand, ValueEnum};
 pub(crate) struct CatalogArgs {
     #[command(subcommand)]
     command: Option<CatalogCommand>,
-    /// Only this service: wb, b24, apify, ozon or one of `--services`.
+    /// Only this service: wb, b24, apify, ozon, amocrm, moysklad, ymarket or one of `--services`.
     #[arg(long)]
     service: Option<String>,
     #[command(flatten)]

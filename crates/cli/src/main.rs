@@ -37,7 +37,8 @@ struct Cli {
 enum Command {
     /// Print the catalog of emulated services and their limits, or import WB's OpenAPI specs.
     Catalog(catalog_cmd::CatalogArgs),
-    /// Run the sandbox: WB, Bitrix24, Apify and Ozon with their real limits.
+    /// Run the sandbox: the emulated services (seven built in, and those of `--services`) with
+    /// their real limits.
     Serve(serve_cmd::ServeArgs),
     /// Drive concurrent workers through the client against a sandbox for a bounded time.
     Load(load_cmd::LoadArgs),
