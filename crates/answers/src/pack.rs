@@ -6,9 +6,10 @@
 //!
 //! Layout: [`MAGIC`], the entry count and the index's length (u32 little-endian each), the index
 //! (zlib-compressed JSON: one record per entry, its metadata and its [`Span`]), then the entries,
-//! each its own zlib stream. No crate reads a random-access archive of independently
-//! compressed, lazily inflated entries from a `&'static [u8]` with serde metadata: zip would
-//! need a second index format and copies; this is 100 lines over miniz_oxide.
+//! each its own zlib stream. Hand-written over miniz_oxide (already a dependency) because what is
+//! needed is small — a header, a serde index, one inflate per entry on first read, views into a
+//! `&'static [u8]` — and an archive crate (zip) would add a second metadata format and copy each
+//! entry out of its reader.
 
 use std::sync::OnceLock;
 
