@@ -11,7 +11,7 @@ use foldhash::HashMap;
 use serde_json::{Value, json};
 
 use crate::error::AnswersError;
-use crate::pack::{Entry, Pack};
+use crate::pack::{Entry, Indexed, Pack};
 
 /// The committed examples, an answers archive ([`crate::pack`]).
 const EMBEDDED: &[u8] = include_bytes!("../data/b24-methods.pack");
@@ -22,14 +22,7 @@ const WHAT: &str = "Bitrix24 methods file";
 /// Lower-cased method name → its answer body (without the `time` block).
 #[derive(Debug, Clone, Default)]
 pub struct B24Methods {
-    inner: Arc<Inner>,
-}
-
-#[derive(Debug, Default)]
-struct Inner {
-    /// The archive the methods are read from on first use (none: built in this process).
-    pack: Option<Pack>,
-    methods: OnceLock<HashMap<String, Documented>>,
+    methods: Arc<Indexed<HashMap<String, Documented>>>,
 }
 
 /// One method's example: its JSON text, and its value once an answer has needed it.
@@ -52,12 +45,12 @@ impl B24Methods {
     /// [`AnswersError`] if the embedded file is corrupt (a build problem).
     pub fn embedded() -> Result<Self, AnswersError> {
         let pack = Pack::open(WHAT, &Bytes::from_static(EMBEDDED))?;
-        Ok(Self::with(Some(pack), OnceLock::new()))
+        Ok(Self::with(Indexed::packed(pack)))
     }
 
-    fn with(pack: Option<Pack>, methods: OnceLock<HashMap<String, Documented>>) -> Self {
+    fn with(methods: Indexed<HashMap<String, Documented>>) -> Self {
         Self {
-            inner: Arc::new(Inner { pack, methods }),
+            methods: Arc::new(methods),
         }
     }
 
@@ -73,16 +66,9 @@ impl B24Methods {
             .collect())
     }
 
-    /// The methods: read from the archive's index on first use (an index that does not read
-    /// leaves none; the tests read the embedded one whole).
+    /// The methods, read from the archive's index on first use.
     fn methods(&self) -> &HashMap<String, Documented> {
-        self.inner.methods.get_or_init(|| {
-            self.inner
-                .pack
-                .as_ref()
-                .and_then(|p| Self::read(p).ok())
-                .unwrap_or_default()
-        })
+        self.methods.get(Self::read)
     }
 
     /// Reads the classic (`/rest/`) methods of methods.json.
@@ -126,7 +112,7 @@ impl B24Methods {
             let value = OnceLock::from(body);
             methods.insert(name.to_ascii_lowercase(), Documented { text, value });
         }
-        Ok(Self::with(None, OnceLock::from(methods)))
+        Ok(Self::with(Indexed::built(methods)))
     }
 
     /// Reads an archive [`to_file_bytes`](Self::to_file_bytes) wrote, whole.
@@ -140,7 +126,7 @@ impl B24Methods {
                 .try_bytes()
                 .map_err(|e| AnswersError::corrupt(WHAT, format!("{name}: {e}")))?;
         }
-        Ok(Self::with(None, OnceLock::from(methods)))
+        Ok(Self::with(Indexed::built(methods)))
     }
 
     /// The archive: methods in name order (the same input gives the same bytes).
@@ -160,10 +146,7 @@ impl B24Methods {
 
     /// Number of methods.
     pub fn len(&self) -> usize {
-        match (&self.inner.pack, self.inner.methods.get()) {
-            (Some(pack), None) => pack.len(),
-            _ => self.methods().len(),
-        }
+        self.methods.len(HashMap::len)
     }
 
     /// Whether there is none.
@@ -190,10 +173,7 @@ mod tests {
     #[test]
     fn the_embedded_methods_read_back_whole_and_lazily() {
         let methods = B24Methods::embedded().unwrap();
-        assert!(
-            methods.inner.methods.get().is_none(),
-            "nothing read at start"
-        );
+        assert!(!methods.methods.is_decoded(), "nothing read at start");
         assert!(methods.len() > 1000);
         assert!(methods.answer("crm.deal.list").is_some());
         let parsed = methods

@@ -136,6 +136,70 @@ impl Pack {
     }
 }
 
+/// What an archive's index decodes to (`T`), decoded on first use; or a `T` built in this process.
+/// Shared by the answer sets and Bitrix24's methods: their laziness lives here, once.
+#[derive(Debug, Default)]
+pub(crate) struct Indexed<T> {
+    pack: Option<Pack>,
+    index: OnceLock<T>,
+}
+
+impl<T: Default> Indexed<T> {
+    /// `pack`, to be decoded by the first [`get`](Self::get).
+    pub(crate) fn packed(pack: Pack) -> Self {
+        Self {
+            pack: Some(pack),
+            index: OnceLock::new(),
+        }
+    }
+
+    /// A `T` at hand.
+    pub(crate) fn built(index: T) -> Self {
+        Self {
+            pack: None,
+            index: OnceLock::from(index),
+        }
+    }
+
+    /// The index, decoded by `read` on first use (an archive that does not decode leaves an
+    /// empty one: [`read_now`](Self::read_now) says why, and the tests read every embedded one).
+    pub(crate) fn get(&self, read: impl FnOnce(&Pack) -> Result<T, AnswersError>) -> &T {
+        self.index.get_or_init(|| {
+            self.pack
+                .as_ref()
+                .and_then(|p| read(p).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    /// Decodes the archive now, if there is one, for its error.
+    ///
+    /// # Errors
+    /// What `read` says.
+    pub(crate) fn read_now(
+        &self,
+        read: impl FnOnce(&Pack) -> Result<T, AnswersError>,
+    ) -> Result<(), AnswersError> {
+        self.pack.as_ref().map_or(Ok(()), |p| read(p).map(drop))
+    }
+
+    /// The number of entries: the archive header's while the index is not decoded, else
+    /// `count` of the index.
+    pub(crate) fn len(&self, count: impl FnOnce(&T) -> usize) -> usize {
+        match (&self.pack, self.index.get()) {
+            (Some(pack), None) => pack.len(),
+            (_, Some(index)) => count(index),
+            (None, None) => 0,
+        }
+    }
+
+    /// Whether the index has been decoded (or was built).
+    #[cfg(test)]
+    pub(crate) fn is_decoded(&self) -> bool {
+        self.index.get().is_some()
+    }
+}
+
 /// One entry's bytes: ready (made in this process), or compressed until first read.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {

@@ -6,7 +6,7 @@
 
 use foldhash::HashMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::answer::{Refusal, Success};
 use crate::call::Call;
 use crate::error::AnswersError;
-use crate::pack::{Entry, Pack};
+use crate::pack::{Entry, Indexed, Pack};
 use crate::schema_values::{complete, deref, from_schema};
 
 /// What the answer of one operation is made of.
@@ -102,19 +102,12 @@ impl DocumentedRefusal {
 /// specs, Apify's from its official document.
 #[derive(Debug, Clone, Default)]
 pub struct SpecAnswers {
-    inner: Arc<Inner>,
+    ops: Arc<Indexed<Ops>>,
 }
 
 /// Path template → its operations by method: looked up by `&str`, with no key to build per
 /// request.
 type Ops = HashMap<String, Vec<(Method, SpecOp)>>;
-
-#[derive(Debug, Default)]
-struct Inner {
-    /// The archive the operations are read from on first use (none: built in this process).
-    pack: Option<Pack>,
-    ops: OnceLock<Ops>,
-}
 
 impl SpecAnswers {
     /// The embedded examples set `name` (a definition's `examples`): the committed import of a
@@ -139,10 +132,7 @@ impl SpecAnswers {
         })?;
         let pack = Pack::open(WHAT, &Bytes::from_static(bytes))?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                pack: Some(pack),
-                ops: OnceLock::new(),
-            }),
+            ops: Arc::new(Indexed::packed(pack)),
         })
     }
 
@@ -176,24 +166,13 @@ impl SpecAnswers {
     /// Answers of operations built in this process.
     fn of(ops: Ops) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                pack: None,
-                ops: OnceLock::from(ops),
-            }),
+            ops: Arc::new(Indexed::built(ops)),
         }
     }
 
-    /// The operations: read from the archive's index on first use (an index that does not
-    /// read leaves none: [`check`](Self::check) says why, and the tests check every embedded
-    /// set).
+    /// The operations, read from the archive's index on first use.
     fn ops(&self) -> &Ops {
-        self.inner.ops.get_or_init(|| {
-            self.inner
-                .pack
-                .as_ref()
-                .and_then(|p| Self::read(p).ok())
-                .unwrap_or_default()
-        })
+        self.ops.get(Self::read)
     }
 
     /// Reads the whole set now: its index and every example.
@@ -201,9 +180,7 @@ impl SpecAnswers {
     /// # Errors
     /// [`AnswersError`] naming what does not read.
     pub fn check(&self) -> Result<(), AnswersError> {
-        if let Some(pack) = &self.inner.pack {
-            Self::read(pack)?;
-        }
+        self.ops.read_now(Self::read)?;
         for (_, op) in self.ops().values().flatten() {
             op.example
                 .try_bytes()
@@ -255,10 +232,7 @@ impl SpecAnswers {
 
     /// Number of operations (an archive's from its header: nothing else is read).
     pub fn len(&self) -> usize {
-        match (&self.inner.pack, self.inner.ops.get()) {
-            (Some(pack), None) => pack.len(),
-            _ => self.ops().values().map(Vec::len).sum(),
-        }
+        self.ops.len(|ops| ops.values().map(Vec::len).sum())
     }
 
     /// Whether there is none.
@@ -489,7 +463,7 @@ mod tests {
     #[test]
     fn an_example_is_inflated_on_its_first_call_only() {
         let set = SpecAnswers::embedded("moysklad").unwrap();
-        assert!(set.inner.ops.get().is_none(), "nothing read at start");
+        assert!(!set.ops.is_decoded(), "nothing read at start");
         let (path, ops) = set.ops().iter().next().unwrap();
         let method = ops[0].0;
         let call = Call {

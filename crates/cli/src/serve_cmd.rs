@@ -8,7 +8,7 @@ use std::io::Write;
 use crate::data_dir::DataArg;
 use crate::services_arg::ServicesArg;
 use anyhow::Context;
-use apistend_catalog::Overrides;
+use apistend_catalog::{CredentialChannel, Overrides};
 use apistend_sandbox::{Sandbox, SandboxConfig};
 use clap::Args;
 
@@ -196,9 +196,10 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         if !described.is_empty() {
             let _ = writeln!(out, "operations answered from the official descriptions: {}", described.join(", "));
         }
-        let b24 = sandbox.catalog().service(apistend_catalog::ServiceId::B24).is_some();
-        if b24 {
-            let _ = writeln!(out, "demo key: {}   (Bitrix24 local app token: {})", demo.key, demo.app_token);
+        // The application token, where a loaded service takes one (a Bitrix24 local app's `auth`).
+        let app_tokens = sandbox.catalog().services().iter().any(|s| s.credentials.contains(&CredentialChannel::AuthParam));
+        if app_tokens {
+            let _ = writeln!(out, "demo key: {}   (local app token: {})", demo.key, demo.app_token);
         } else {
             let _ = writeln!(out, "demo key: {}", demo.key);
         }
@@ -225,32 +226,23 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// A request to paste: Bitrix24's deal fields when it is emulated, else the first plain
-/// operation of the first service (every service takes the sandbox's `X-Mock-Key`).
+/// A request to paste: the first plain operation (no path parameter, not anonymous) of the first
+/// service loaded; every service takes the sandbox's `X-Mock-Key`.
 fn try_line(catalog: &apistend_catalog::Catalog, addr: SocketAddr, key: &str) -> Option<String> {
-    let (method, url) = match catalog.service(apistend_catalog::ServiceId::B24) {
-        Some(_) => (
-            "POST",
-            format!("http://{addr}/b24/rest/crm.deal.fields.json"),
-        ),
-        None => catalog.services().iter().find_map(|s| {
-            let op = s
-                .operations
-                .iter()
-                .find(|op| !op.path.contains('{') && !op.anonymous)?;
-            Some((
-                op.method.as_str(),
-                format!("http://{addr}{}{}", s.prefix, op.path),
-            ))
-        })?,
-    };
-    let method = if method == "GET" {
-        String::new()
-    } else {
-        format!("-X {method} ")
+    let (service, op) = catalog.services().iter().find_map(|s| {
+        let op = s
+            .operations
+            .iter()
+            .find(|op| !op.path.contains('{') && !op.anonymous)?;
+        Some((s, op))
+    })?;
+    let method = match op.method.as_str() {
+        "GET" => String::new(),
+        m => format!("-X {m} "),
     };
     Some(format!(
-        "try:  curl -i {method}{url} -H 'X-Mock-Key: {key}' -H 'X-Mock-Delay: 0'"
+        "try:  curl -i {method}http://{addr}{}{} -H 'X-Mock-Key: {key}' -H 'X-Mock-Delay: 0'",
+        service.prefix, op.path
     ))
 }
 
