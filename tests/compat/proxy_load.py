@@ -18,7 +18,8 @@ def worker(args):
     end = time.monotonic() + seconds
     with httpx.Client(timeout=30.0) as client:  # one pooled connection per worker, as apps do
         while time.monotonic() < end:
-            r = client.post(url, headers=headers, content=b"{}")
+            # Ozon's warehouse list as its description has it: `limit` is required.
+            r = client.post(url, headers=headers, content=b'{"limit": 50}')
             counts["sent"] += 1
             if r.status_code == 200:
                 counts["ok"] += 1

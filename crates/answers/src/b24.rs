@@ -156,6 +156,8 @@ fn batch(
             body: None,
             blocked: Vec::new(),
             has_body: false,
+            content_type: None,
+            malformed: None,
         };
         if call.blocked.iter().any(|b| b == method) {
             errors.insert(

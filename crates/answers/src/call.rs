@@ -38,6 +38,10 @@ pub struct Call {
     pub blocked: Vec<String>,
     /// Whether the request had a body at all (JSON or not: multipart uploads, octet streams).
     pub has_body: bool,
+    /// Its `Content-Type`, as sent.
+    pub content_type: Option<String>,
+    /// Why a body that is not a form did not read as JSON (the parser's words), if it did not.
+    pub malformed: Option<String>,
 }
 
 impl Call {
@@ -51,6 +55,7 @@ impl Call {
     ) -> Self {
         let query = parse_query(parts.uri.query().unwrap_or(""));
         let content_type = header(&parts.headers, http::header::CONTENT_TYPE).unwrap_or("");
+        let mut malformed = None;
         let body_json = if body.is_empty() {
             None
         } else if content_type.contains("x-www-form-urlencoded") {
@@ -62,7 +67,9 @@ impl Call {
                     .collect(),
             ))
         } else {
-            serde_json::from_slice(body).ok()
+            serde_json::from_slice(body)
+                .map_err(|e| malformed = Some(e.to_string()))
+                .ok()
         };
         let method = Method::parse(parts.method.as_str()).unwrap_or(Method::Get);
         let mut call = Call {
@@ -81,6 +88,8 @@ impl Call {
             body: body_json,
             blocked: Vec::new(),
             has_body: !body.is_empty(),
+            content_type: (!content_type.is_empty()).then(|| content_type.to_owned()),
+            malformed,
         };
         // What differs between services is in their definitions: the hosts a path may name, the
         // webhook path form, and the credential channels in the order they are tried.

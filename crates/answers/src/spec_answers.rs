@@ -14,8 +14,8 @@ use apistend_catalog::Method;
 use serde_json::{Value, json};
 
 use crate::answer::{Refusal, Success};
-use crate::call::Call;
 use crate::error::AnswersError;
+use crate::openapi::{DocOp, operations};
 use crate::pack::{Entry, Indexed, Pack};
 use crate::schema_values::{complete, deref, from_schema};
 
@@ -38,8 +38,6 @@ struct OpMeta {
     /// The answer's media type when it is not JSON (`application/pdf`, `text/plain`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     media: Option<String>,
-    required_query: Vec<String>,
-    body_required: bool,
     /// The 400 its description documents, when that is not the service's usual JSON (WB's
     /// `application/problem+json` and `text/plain` refusals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,76 +253,32 @@ fn insert(ops: &mut Ops, method: Method, op: SpecOp) {
 
 /// The operations of the OpenAPI document `doc`, added to `ops`.
 fn add(ops: &mut Ops, doc: &Value) {
-    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
-        return;
-    };
-    // Paths are relative to the first server's path (MoySklad's `/api/remap/1.2`).
-    let base = doc
-        .get("servers")
-        .and_then(|s| s.get(0))
-        .and_then(|s| s.get("url"))
-        .and_then(Value::as_str)
-        .map(apistend_catalog::server_path)
-        .unwrap_or_default()
-        .to_owned();
-    for (path, item) in paths {
-        let path = &format!("{base}{path}");
-        let shared: Vec<Value> = item
-            .get("parameters")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for (m, op) in item.as_object().into_iter().flatten() {
-            let Some(method) = Method::parse(m).filter(|_| op.is_object()) else {
-                continue;
-            };
-            let mut required_query = Vec::new();
-            let params = shared.iter().chain(
-                op.get("parameters")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten(),
-            );
-            for p in params.map(|p| deref(doc, p)) {
-                let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
-                if required
-                    && p.get("in").and_then(Value::as_str) == Some("query")
-                    && let Some(name) = p.get("name").and_then(Value::as_str)
-                {
-                    required_query.push(name.to_owned());
-                }
-            }
-            let body_required = op
-                .get("requestBody")
-                .map(|b| deref(doc, b))
-                .and_then(|b| b.get("required"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let refusal = DocumentedRefusal::of(doc, op);
-            let (status, media, example) = example(doc, op);
-            let example = if example.is_null() {
-                Bytes::new()
-            } else {
-                Bytes::from(example.to_string())
-            };
-            let meta = OpMeta {
-                method: method.as_str().to_owned(),
-                path: path.clone(),
-                status,
-                media,
-                required_query,
-                body_required,
-                refusal,
-            };
-            insert(
-                ops,
-                method,
-                SpecOp {
-                    meta,
-                    example: Entry::ready(example),
-                },
-            );
-        }
+    for DocOp {
+        method, path, op, ..
+    } in operations(doc)
+    {
+        let refusal = DocumentedRefusal::of(doc, op);
+        let (status, media, example) = example(doc, op);
+        let example = if example.is_null() {
+            Bytes::new()
+        } else {
+            Bytes::from(example.to_string())
+        };
+        let meta = OpMeta {
+            method: method.as_str().to_owned(),
+            path,
+            status,
+            media,
+            refusal,
+        };
+        insert(
+            ops,
+            method,
+            SpecOp {
+                meta,
+                example: Entry::ready(example),
+            },
+        );
     }
 }
 
@@ -398,37 +352,20 @@ fn json_example(doc: &Value, status: u16, media: &Value) -> (u16, Value) {
 }
 
 impl SpecAnswers {
-    /// The answer of `method path` (an operation's path template) for `call`: its required
-    /// query parameters and body checked (a missing one is the service's 400; no body is an
-    /// empty object when `empty_body_ok`), then its example; `None` for an operation the
-    /// description does not have.
-    pub fn answer(
-        &self,
-        method: Method,
-        path: &str,
-        call: &Call,
-        empty_body_ok: bool,
-    ) -> Option<Result<Success, Refusal>> {
-        let spec = self
-            .ops()
+    /// The operation `method path` (a path template of the description), if it has it.
+    fn op(&self, method: Method, path: &str) -> Option<&SpecOp> {
+        self.ops()
             .get(path)?
             .iter()
-            .find_map(|(m, op)| (*m == method).then_some(op))?;
+            .find_map(|(m, op)| (*m == method).then_some(op))
+    }
+
+    /// The answer of `method path` (an operation's path template): its example; `None` for an
+    /// operation the description does not have. Whether the request is one the operation
+    /// takes is the request rules' to say ([`crate::RequestRules`]), before this.
+    pub fn answer(&self, method: Method, path: &str) -> Option<Success> {
+        let spec = self.op(method, path)?;
         let meta = &spec.meta;
-        // The service's 400, or the one the description documents for this operation.
-        let refuse = |why: String| match &meta.refusal {
-            Some(documented) => documented.saying(why),
-            None => Refusal::BadRequest(why),
-        };
-        for name in &meta.required_query {
-            if !call.query.iter().any(|(k, _)| k == name) {
-                return Some(Err(refuse(format!("parameter \"{name}\" is required"))));
-            }
-        }
-        // Any body will do: some operations take multipart uploads or octet streams.
-        if meta.body_required && !call.has_body && !empty_body_ok {
-            return Some(Err(refuse("request body is required".into())));
-        }
         let rendered = spec.example.bytes();
         let mut answer = Success::new(meta.status, Value::Null);
         answer.media = meta.media.clone();
@@ -437,7 +374,20 @@ impl SpecAnswers {
             answer.body = serde_json::from_slice(rendered).unwrap_or(Value::Null);
         }
         answer.rendered = Some(rendered.clone());
-        Some(Ok(answer))
+        Some(answer)
+    }
+
+    /// The refusal of a request to `method path` that is not one it takes, saying `why`: the
+    /// 400 its description documents when that is not the service's usual JSON (WB's
+    /// `application/problem+json` and `text/plain` refusals), else the service's own 400.
+    pub fn refusal(&self, method: Method, path: &str, why: String) -> Refusal {
+        match self
+            .op(method, path)
+            .and_then(|op| op.meta.refusal.as_ref())
+        {
+            Some(documented) => documented.saying(why),
+            None => Refusal::BadRequest(why),
+        }
     }
 }
 
@@ -466,20 +416,7 @@ mod tests {
         assert!(!set.ops.is_decoded(), "nothing read at start");
         let (path, ops) = set.ops().iter().next().unwrap();
         let method = ops[0].0;
-        let call = Call {
-            service: apistend_catalog::ServiceId::WB,
-            method,
-            path: path.clone(),
-            host: None,
-            credential: None,
-            credential_part: None,
-            rpc_method: None,
-            query: Vec::new(),
-            body: None,
-            blocked: Vec::new(),
-            has_body: true,
-        };
-        let _ = set.answer(method, path, &call, true);
+        let _ = set.answer(method, path);
         let inflated = set
             .ops()
             .values()

@@ -110,6 +110,20 @@ enum CatalogCommand {
         #[arg(short = 'o', long)]
         output: PathBuf,
     },
+    /// Write the request rules of an official OpenAPI document, or of every `*.yaml` of a
+    /// directory (WB's specs): the embedded `crates/answers/data/NAME-requests.pack` that checks
+    /// the requests of a definition whose `examples = "NAME"`.
+    ImportRequests {
+        /// The OpenAPI document, or a directory of them.
+        spec: PathBuf,
+        /// Where to write the request rules.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+        /// The service reads JSON as protobuf's JSON mapping does (a grpc-gateway, as Ozon's
+        /// Seller API): integers and numbers may also come as decimal strings.
+        #[arg(long)]
+        protobuf_json: bool,
+    },
     /// Regenerate the limit groups and operations of a Yandex Market definition from
     /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
     ImportYandexMarket {
@@ -212,6 +226,20 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         }
         CatalogCommand::ImportAnswers { spec, output } => {
             write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output)
+        }
+        CatalogCommand::ImportRequests {
+            spec,
+            output,
+            protobuf_json,
+        } => {
+            let dialect = if protobuf_json {
+                apistend_answers::requests::Dialect::ProtobufJson
+            } else {
+                apistend_answers::requests::Dialect::Json
+            };
+            let rules = apistend_sandbox::RequestRules::load(&spec, dialect)?;
+            std::fs::write(&output, rules.to_file_bytes())
+                .with_context(|| format!("writing {}", output.display()))
         }
         CatalogCommand::ImportYandexMarket { limits, definition } => regenerate(
             &limits,

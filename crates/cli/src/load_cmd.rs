@@ -192,11 +192,13 @@ fn base_for(target: &str, catalog: &Catalog, service: &Service) -> String {
     }
 }
 
-/// The sandbox's own key header and a delay of 0, then the service's first credential channel
+/// The sandbox's own key header, a delay of 0 and no validation (a load measures the limits,
+/// and sends no body an operation may require), then the service's first credential channel
 /// (from its definition), so the request is what a real client of the service sends.
 fn credential_headers(service: &Service, key: &str) -> Vec<(&'static str, String)> {
     let mut h = CredentialChannel::MockKey.headers(key);
     h.push(("X-Mock-Delay", "0".to_owned()));
+    h.push(("X-Mock-Validation", "off".to_owned()));
     if let Some(channel) = service.credentials.first() {
         h.extend(channel.headers(key));
     }

@@ -1,4 +1,5 @@
-//! The sandbox's own request headers — `X-Mock-Scenario`, `X-Mock-Delay` and `X-Request-Id` —
+//! The sandbox's own request headers — `X-Mock-Scenario`, `X-Mock-Delay`, `X-Mock-Validation`
+//! and `X-Request-Id` —
 //! read in one pass over a request's headers.
 //!
 //! Looked up one by one, each hashed its name and probed the map on every request, though
@@ -11,6 +12,9 @@ use crate::scenario::X_MOCK_SCENARIO;
 
 /// `X-Mock-Delay`: milliseconds to wait before answering (`0`: none).
 pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-delay");
+
+/// `X-Mock-Validation`: `strict`, `report` or `off`, for this request instead of its sandbox's.
+pub(crate) const X_MOCK_VALIDATION: HeaderName = HeaderName::from_static("x-mock-validation");
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
 pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -28,6 +32,8 @@ pub(crate) struct Controls {
     pub(crate) delay: Option<String>,
     /// `X-Request-Id`, unchecked.
     pub(crate) request_id: Option<String>,
+    /// `X-Mock-Validation`, unchecked.
+    pub(crate) validation: Option<String>,
 }
 
 impl Controls {
@@ -36,7 +42,7 @@ impl Controls {
     pub(crate) fn read(headers: &HeaderMap) -> Self {
         let text = |v| apistend_answers::call::text(v).map(str::to_owned);
         let mut c = Controls::default();
-        let (mut delay_seen, mut id_seen) = (false, false);
+        let (mut delay_seen, mut id_seen, mut validation_seen) = (false, false, false);
         for (name, value) in headers {
             if *name == X_MOCK_SCENARIO && !c.asked_scenario {
                 c.asked_scenario = true;
@@ -47,6 +53,9 @@ impl Controls {
             } else if *name == X_REQUEST_ID && !id_seen {
                 id_seen = true;
                 c.request_id = text(value);
+            } else if *name == X_MOCK_VALIDATION && !validation_seen {
+                validation_seen = true;
+                c.validation = text(value);
             }
         }
         c

@@ -37,14 +37,14 @@ pub mod transport;
 mod ui;
 mod watch;
 
-pub use apistend_answers::{B24Methods, SpecAnswers};
+pub use apistend_answers::{B24Methods, RequestRules, SpecAnswers};
 pub use config::SandboxConfig;
 pub use error::SandboxError;
 pub use metrics::SharedRecorder;
 pub use sandbox::{Demo, Sandbox};
 pub use tenants::{
     AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
-    Tenants, new_key,
+    Tenants, Validation, new_key,
 };
 
 /// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (`--cfg fuzzing`).

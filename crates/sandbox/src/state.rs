@@ -10,7 +10,7 @@ use apistend_limiter::{MemoryStore, Store};
 use crate::operating::Operating;
 use crate::tenants::Tenants;
 use apistend_answers::Answers;
-use apistend_answers::SpecAnswers;
+use apistend_answers::{RequestRules, SpecAnswers};
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -62,6 +62,9 @@ pub(crate) struct Emulated {
     pub(crate) examples: Option<SpecAnswers>,
     /// Its operating-time budget, if its definition has one (Bitrix24's).
     pub(crate) operating: Option<Operating>,
+    /// The request rules of its official description (its definition's `examples` names
+    /// them), for the validation stage.
+    pub(crate) requests: Option<RequestRules>,
 }
 
 impl Emulated {
@@ -79,10 +82,15 @@ impl Emulated {
             .iter()
             .map(|s| {
                 let at = examples.iter().position(|(id, _)| *id == s.id);
+                let requests = match &s.examples {
+                    Some(name) => RequestRules::embedded(name)?,
+                    None => None,
+                };
                 Ok(Emulated {
                     answers: apistend_answers::source_of(s.answers)?,
                     examples: at.map(|i| examples.swap_remove(i).1),
                     operating: s.operating_budget.map(Operating::new),
+                    requests,
                 })
             })
             .collect()

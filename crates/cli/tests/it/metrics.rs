@@ -9,7 +9,17 @@ use apistend_testkit::{Process, serve_process, temp_dir};
 /// `curl` (installed by `.ci/run`): the body of `url`, with `headers`.
 fn get(url: &str, headers: &[&str]) -> Option<String> {
     let mut cmd = Command::new("curl");
-    cmd.args(["--silent", "--max-time", "10", "-X", "POST", "-d", "{}"]);
+    // Ozon's warehouse list as a client sends it (its description requires `limit`).
+    cmd.args([
+        "--silent",
+        "--max-time",
+        "10",
+        "-X",
+        "POST",
+        "-d",
+        r#"{"limit": 50}"#,
+    ]);
+    cmd.args(["-H", "Content-Type: application/json"]);
     if url.ends_with("/metrics") {
         cmd.args(["-X", "GET"]);
     }

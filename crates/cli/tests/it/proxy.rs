@@ -44,11 +44,19 @@ fn ozon_proxy(upstream: &str, extra: &[&str], env: &[(&str, &str)]) -> (Process,
     proxy(&args, env)
 }
 
+/// A body `POST /v2/warehouse/list` takes (its description requires `limit`).
+const WAREHOUSES: &str = r#"{"limit": 50}"#;
+
 /// Ozon's `POST /v2/warehouse/list` through `base`.
 fn warehouses(base: &str) -> Option<Answer> {
     let h = ozon_headers();
     let h: Vec<&str> = h.iter().map(String::as_str).collect();
-    curl("POST", &format!("{base}/v2/warehouse/list"), &h, Some("{}"))
+    curl(
+        "POST",
+        &format!("{base}/v2/warehouse/list"),
+        &h,
+        Some(WAREHOUSES),
+    )
 }
 
 /// One answer: status, headers (lowercase names), body.
@@ -149,7 +157,7 @@ fn requests_through_the_proxy_are_paced_so_the_sandbox_refuses_none() {
             "POST",
             &format!("{base2}/v2/warehouse/list"),
             &h,
-            Some("{}"),
+            Some(WAREHOUSES),
         ) else {
             return;
         };
@@ -293,7 +301,7 @@ fn a_call_that_would_wait_past_the_ceiling_is_refused_locally_with_retry_after()
             std::thread::spawn(move || {
                 let h = ozon_headers();
                 let h: Vec<&str> = h.iter().map(String::as_str).collect();
-                curl("POST", &url, &h, Some("{}")).unwrap()
+                curl("POST", &url, &h, Some(WAREHOUSES)).unwrap()
             })
         })
         .collect();
@@ -361,7 +369,7 @@ fn bad_input_gets_a_clear_answer_and_nothing_sticks() {
     let _ = s.read_to_string(&mut got);
     assert!(got.starts_with("HTTP/1.1 408"), "{got}");
     // The proxy still serves.
-    let a = curl("POST", &url, &h, Some("{}")).unwrap();
+    let a = curl("POST", &url, &h, Some(WAREHOUSES)).unwrap();
     assert_eq!(a.status, 200, "{}", a.body);
 
     // Unreachable upstream: 502 naming it, quickly.
@@ -410,7 +418,7 @@ fn several_services_by_prefix_and_a_path_of_none_is_404() {
         "POST",
         &format!("{base}/ozon/v2/warehouse/list"),
         &h,
-        Some("{}"),
+        Some(WAREHOUSES),
     ) else {
         return;
     };

@@ -397,13 +397,14 @@ fn without_any_spec_flag_every_service_answers_from_embedded_data() {
     let bearer = format!("Authorization: Bearer {key}");
     let wb = format!("Authorization: {key}");
     let api_key = format!("Api-Key: {key}");
+    // Each as a client sends it: Ozon's warehouse list with the `limit` its description requires.
     let checks: [(&str, &str, &[&str], &str); 7] = [
         ("GET", "/wb/api/v3/warehouses", &[&wb], "\"officeId\""),
         ("GET", "/apify/v2/users/me", &[&bearer], "\"data\""),
         (
             "POST",
             "/ozon/v1/warehouse/list",
-            &["Client-Id: 1", &api_key],
+            &["Client-Id: 1", &api_key, "Content-Type: application/json"],
             "\"warehouse_id\"",
         ),
         (
@@ -434,6 +435,9 @@ fn without_any_spec_flag_every_service_answers_from_embedded_data() {
         ]);
         for h in headers {
             cmd.args(["-H", h]);
+        }
+        if method == "POST" && path.starts_with("/ozon/") {
+            cmd.args(["--data", r#"{"limit": 50}"#]);
         }
         let out = match cmd.arg(format!("{}{path}", server.base)).output() {
             Ok(out) => out,
@@ -584,6 +588,12 @@ fn only_the_services_named_are_loaded() {
             .args(["--silent", "--max-time", "10", "-o", "/dev/null"])
             .args(["-w", "%{http_code}", "-X", method])
             .args(["-H", "X-Mock-Key: only-demo-key", "-H", "X-Mock-Delay: 0"])
+            .args([
+                "-H",
+                "Content-Type: application/json",
+                "--data",
+                r#"{"limit": 50}"#,
+            ])
             .arg(format!("{}{path}", server.base))
             .output();
         match out {

@@ -88,7 +88,7 @@ fn copied_definitions_are_services_under_their_new_prefixes() {
                 .header("Client-Id", "42")
                 .header("Api-Key", "svc-key-1")
                 .header("Content-Type", "application/json")
-                .body("{}")
+                .body(r#"{"limit": 50}"#)
         };
         let r = ozon("/m2/v1/warehouse/list").send().await.unwrap();
         assert_eq!(r.status(), 200);

@@ -280,7 +280,7 @@ pub(super) async fn put_settings(
     Path(id): Path<String>,
     body: Result<JsonObject<SettingsBody>, BodyRejection>,
 ) -> Result<Json<crate::tenants::SettingsRecord>, ApiError> {
-    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}}";
+    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}}";
     let b = body.map_err(|e| e.expected(hint))?.0.unwrap_or_default();
     super::schema::whole::within(
         "scenario.seed",
@@ -302,17 +302,29 @@ pub(super) async fn put_settings(
         }),
         bucket_scope: b.bucket_scope,
         plans: b.plans,
+        validation: b.validation,
+        validation_by_service: b.validation_by_service,
     };
     settings
         .validate(state.limits.max_delay_ms)
         .map_err(|e| ApiError::Unprocessable(e.to_string()))?;
-    if let Some(Err(e)) = settings
-        .bucket_scope
-        .keys()
-        .map(|sid| state.catalog.service_id(sid))
-        .find(Result::is_err)
-    {
-        return Err(ApiError::Unprocessable(format!("bucket_scope: {e}")));
+    for (field, keys) in [
+        (
+            "bucket_scope",
+            settings.bucket_scope.keys().collect::<Vec<_>>(),
+        ),
+        (
+            "validation_by_service",
+            settings.validation_by_service.keys().collect(),
+        ),
+    ] {
+        if let Some(Err(e)) = keys
+            .into_iter()
+            .map(|sid| state.catalog.service_id(sid))
+            .find(Result::is_err)
+        {
+            return Err(ApiError::Unprocessable(format!("{field}: {e}")));
+        }
     }
     for (sid, plan) in &settings.plans {
         let svc = match state.catalog.service_id(sid) {

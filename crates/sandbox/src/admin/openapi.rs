@@ -78,6 +78,7 @@ pub(crate) fn document_for(catalog: &Catalog, max_delay_ms: u64) -> String {
     let settings = &mut schemas["SettingsBody"]["properties"];
     settings["latency_ms"]["maximum"] = json!(max_delay_ms);
     settings["bucket_scope"]["propertyNames"] = json!({"enum": services});
+    settings["validation_by_service"]["propertyNames"] = json!({"enum": services});
     let plans: serde_json::Map<String, Value> = catalog
         .services()
         .iter()

@@ -263,6 +263,14 @@ pub(super) struct SettingsBody {
     /// Service id → the plan of its definition (Yandex Market's `medium`).
     #[serde(default)]
     pub(super) plans: std::collections::BTreeMap<String, String>,
+    /// Whether requests are checked against the official descriptions: `strict` (the
+    /// default), `report` or `off`.
+    #[serde(default)]
+    pub(super) validation: Option<crate::tenants::Validation>,
+    /// Service id → its own validation, instead of `validation`.
+    #[serde(default)]
+    pub(super) validation_by_service:
+        std::collections::BTreeMap<String, crate::tenants::Validation>,
 }
 
 /// A scenario drawn for requests that name none: with `probability`, reproducibly from `seed`.

@@ -25,8 +25,8 @@ pub use recorder::SharedRecorder;
 use crate::scenario::SCENARIOS;
 
 /// The statuses counted one by one; anything else is `other` (the 0).
-const STATUSES: [u16; 14] = [
-    200, 201, 204, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504, 0,
+const STATUSES: [u16; 17] = [
+    200, 201, 204, 400, 401, 403, 404, 408, 409, 413, 415, 422, 429, 500, 503, 504, 0,
 ];
 
 static META: Metadata<'static> =
@@ -200,6 +200,19 @@ impl Metrics {
         self.counter(
             "apistend_lockouts_total",
             vec![Label::new("service", id.to_string())],
+        )
+        .increment(1);
+    }
+
+    /// A request of service `id` its description does not allow, refused or (`mode` `report`)
+    /// only reported. The handle is looked up each time: an invalid request is the rare one.
+    pub(crate) fn invalid(&self, id: ServiceId, mode: &str) {
+        self.counter(
+            "apistend_invalid_requests_total",
+            vec![
+                Label::new("service", id.to_string()),
+                Label::new("mode", mode.to_owned()),
+            ],
         )
         .increment(1);
     }

@@ -1,7 +1,7 @@
 //! Stage 5, the limit: every request spends its tokens first, whatever follows. A refusal is the
 //! service's rate-limit answer, and counts toward a lockout.
 
-use apistend_catalog::{ErrorKind, Resolved, Service};
+use apistend_catalog::{ErrorContext, ErrorKind, Resolved, Service};
 use apistend_limiter::{Decision, Quota};
 use axum::body::Body;
 use http::Response;
@@ -30,12 +30,16 @@ impl Admitted<'_> {
 
     /// The service's error of `kind`, with the bucket's headers.
     pub(super) fn refuse(&self, kind: &ErrorKind) -> Response<Body> {
+        self.answer(|ctx| Answer::error(self.service, kind, ctx))
+            .into_response()
+    }
+
+    /// The answer `make` makes of an error context, with the bucket's headers.
+    pub(super) fn answer(&self, make: impl FnOnce(&ErrorContext<'_>) -> Answer) -> Answer {
         let headers = self
             .service
             .rate_headers(&self.decision, &self.quota, false);
-        Answer::error(self.service, kind, &self.meta.ctx(self.limit()))
-            .rate(headers)
-            .into_response()
+        make(&self.meta.ctx(self.limit())).rate(headers)
     }
 
     /// What a real exceedance of this bucket answers (the `rate_limit` scenario): its

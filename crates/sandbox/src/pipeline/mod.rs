@@ -20,6 +20,7 @@ mod operating;
 mod respond;
 mod route;
 mod slots;
+mod validate;
 
 use std::sync::Arc;
 
@@ -106,6 +107,7 @@ async fn stages(
     } else {
         slots::take(state, &admitted, owner, &at).await?
     };
+    let invalid = validate::check(state, &resolved, &call, controls, owner, &admitted)?;
     let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
     if chaos.rate_limited() {
         return Err(admitted.exceeded(at.weight));
@@ -130,6 +132,9 @@ async fn stages(
     }
     let mut answer = answer.rate(service.rate_headers(&admitted.decision, &admitted.quota, false));
     answer.scenario = chaos.scenario.map(crate::scenario::Scenario::name);
+    if let Some(reason) = invalid {
+        answer.headers.push((validate::X_APISTEND_INVALID, reason));
+    }
     let resp = answer.into_response();
     Ok(match held {
         Some(h) => resp.map(|body| HeldBody::wrap(body, h)),

@@ -25,14 +25,9 @@ pub(super) fn answer(
     let result = emulated
         .and_then(|e| e.answers.answer(service, op, call))
         .or_else(|| {
-            emulated.and_then(|e| e.examples.as_ref()).and_then(|e| {
-                e.answer(
-                    op.method,
-                    &op.spec_path,
-                    call,
-                    service.empty_body_is_empty_object,
-                )
-            })
+            emulated
+                .and_then(|e| e.examples.as_ref())
+                .and_then(|e| e.answer(op.method, &op.spec_path).map(Ok))
         });
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),

@@ -91,6 +91,46 @@ pub struct SettingsRecord {
     /// `medium` tier, Bitrix24's `enterprise`); the catalog's quotas otherwise.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub plans: BTreeMap<String, String>,
+    /// Whether requests are checked against the official descriptions: `strict` (the
+    /// default: refused as the real service refuses), `report` (answered, with the reason in
+    /// `X-APIStend-Invalid`) or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+    /// Service id → its own validation, instead of `validation`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub validation_by_service: BTreeMap<String, Validation>,
+}
+
+/// How a request that its operation's description does not allow is treated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Validation {
+    /// Refused, as the real service refuses it (the default).
+    #[default]
+    Strict,
+    /// Answered as if it were valid, the reason in `X-APIStend-Invalid`, and counted.
+    Report,
+    /// Not checked.
+    Off,
+}
+
+impl Validation {
+    /// `strict`, `report` or `off` (`X-Mock-Validation`'s values), in any case.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Strict, Self::Report, Self::Off]
+            .into_iter()
+            .find(|v| v.as_str().eq_ignore_ascii_case(s))
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Strict => "strict",
+            Self::Report => "report",
+            Self::Off => "off",
+        }
+    }
 }
 
 /// A sandbox's choice of bucket scope for one service.

@@ -26,8 +26,7 @@ fn an_unrelated_change_keeps_the_sequence_a_new_setting_restarts_it() {
             probability: 0.5,
             seed: 1,
         }),
-        bucket_scope: Default::default(),
-        plans: Default::default(),
+        ..SettingsRecord::default()
     };
     t.set_settings(&s.id, settings.clone()).unwrap();
     let first: Vec<_> = (0..20).map(|_| t.view(&s.id).unwrap().draw()).collect();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use apistend_limiter::{Algorithm, Quota};
 
-use super::records::{ChaosRecord, SandboxRecord, ScopeChoice};
+use super::records::{ChaosRecord, SandboxRecord, ScopeChoice, Validation};
 use crate::scenario::Scenario;
 
 /// One sandbox's limits and defaults, ready for the request path.
@@ -28,6 +28,9 @@ pub(crate) struct View {
     per_account: Vec<String>,
     /// Service → the plan its requests get.
     plans: Vec<(String, String)>,
+    /// Requests checked: the sandbox's choice, and each service's own.
+    validation: Validation,
+    validation_by_service: Vec<(String, Validation)>,
 }
 
 #[derive(Debug)]
@@ -82,7 +85,22 @@ impl View {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            validation: s.settings.validation.unwrap_or_default(),
+            validation_by_service: s
+                .settings
+                .validation_by_service
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
         }
+    }
+
+    /// How `service`'s requests are checked for this sandbox.
+    pub(crate) fn validation(&self, service: &str) -> Validation {
+        self.validation_by_service
+            .iter()
+            .find_map(|(s, v)| (s == service).then_some(*v))
+            .unwrap_or(self.validation)
     }
 
     /// The plan the sandbox chose for `service`, if any.

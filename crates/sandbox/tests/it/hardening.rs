@@ -85,7 +85,7 @@ async fn chunked_bodies_are_read_and_bounded() {
     let s = support::start(|c| c.with_read_timeout(Duration::from_millis(500))).await;
     let addr = s.base.trim_start_matches("http://");
     let head = format!(
-        "POST /ozon/v3/product/list HTTP/1.1\r\nHost: x\r\nClient-Id: 1\r\nApi-Key: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        "POST /ozon/v3/product/list HTTP/1.1\r\nHost: x\r\nClient-Id: 1\r\nApi-Key: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
         s.key
     );
     let answer = async |tail: &[u8]| {

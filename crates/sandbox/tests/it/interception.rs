@@ -305,7 +305,7 @@ async fn connect_to_a_known_host_is_emulated_and_any_other_is_refused() {
             "POST /v1/warehouse/list HTTP/1.1\r\nHost: api-seller.ozon.ru\r\nClient-Id: 42\r\nApi-Key: {}\r\nX-Mock-Delay: 0\r\nContent-Type: application/json",
             server.key
         ),
-        "{}",
+        r#"{"limit": 50}"#,
     )
     .await;
     assert_eq!(status(&answer), 200, "{answer}");

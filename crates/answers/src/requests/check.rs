@@ -1,0 +1,163 @@
+//! A request checked against its operation's rules: the body's presence, its `Content-Type`,
+//! its syntax, then one schema over its path parameters, query and body.
+
+use serde_json::{Map, Value};
+
+use apistend_catalog::Method;
+
+use super::compiled::Violation;
+use super::contract::{Contract, Place, essence, is_json};
+use super::rules::RequestRules;
+use crate::call::Call;
+
+/// Why a request is refused: where, and what (`body.filter.offer_id[3]: want string, but got
+/// number`), for the service's refusal and the `X-APIStend-Invalid` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub Violation);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Invalid {
+    fn at(at: &str, what: impl Into<String>) -> Self {
+        Self(Violation {
+            at: at.to_owned(),
+            what: what.into(),
+            keyword: None,
+        })
+    }
+}
+
+impl RequestRules {
+    /// Checks `call` against the rules of `method path` (a path template of the description);
+    /// `empty_body_ok`: no body is read as an empty object (Ozon's gateway). An operation the
+    /// description does not have is not checked; one documented elsewhere that borrows this
+    /// template (`own_path` false: MoySklad's `/entity/demand/{id}/export` answered as
+    /// `/entity/{type}/{id}/export`) has its path checked by its own documentation, not the
+    /// template's parameters.
+    ///
+    /// # Errors
+    /// [`Invalid`]: the first thing wrong with the request.
+    pub fn check(
+        &self,
+        method: Method,
+        path: &str,
+        call: &Call,
+        empty_body_ok: bool,
+        own_path: bool,
+    ) -> Result<(), Invalid> {
+        let Some(prepared) = self.rule(method, path).and_then(|r| r.prepared()) else {
+            return Ok(());
+        };
+        let c = &prepared.contract;
+        let body = body(c, call, empty_body_ok)?;
+        let mut instance = Map::new();
+        let (path_values, query) = params(c, path, call);
+        if own_path && !path_values.is_empty() {
+            instance.insert("path".into(), Value::Object(path_values));
+        }
+        instance.insert("query".into(), Value::Object(query));
+        if let Some(b) = body {
+            instance.insert("body".into(), b);
+        }
+        prepared
+            .compiled
+            .check(&Value::Object(instance))
+            .map_err(Invalid)
+    }
+}
+
+/// The body as the schema sees it (`None`: none to check), or why it is refused before that.
+fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>, Invalid> {
+    let Some(rule) = &c.body else {
+        // A body the description does not declare is not looked at (the services ignore it).
+        return Ok(None);
+    };
+    if !call.has_body {
+        if empty_body_ok && rule.is_json() {
+            return Ok(Some(Value::Object(Map::new())));
+        }
+        // A body of any type (`*/*`: a key-value record, a file) may be empty: none is an
+        // empty one.
+        if rule.required && !rule.media.iter().any(|m| m == "*/*") {
+            return Err(Invalid::at("body", "is required"));
+        }
+        return Ok(None);
+    }
+    let expected = || rule.media.join(", ");
+    match call.content_type.as_deref() {
+        None if !rule.media.is_empty() => {
+            return Err(Invalid::at(
+                "Content-Type",
+                format!("missing; expected {}", expected()),
+            ));
+        }
+        Some(ct) if !rule.media.is_empty() && !rule.accepts(ct) => {
+            return Err(Invalid::at(
+                "Content-Type",
+                format!("{} is not accepted; expected {}", essence(ct), expected()),
+            ));
+        }
+        _ => {}
+    }
+    let json = call.content_type.as_deref().is_some_and(is_json);
+    if !json {
+        return Ok(None);
+    }
+    if let Some(why) = &call.malformed {
+        return Err(Invalid::at("body", format!("malformed JSON: {why}")));
+    }
+    Ok(call.body.clone())
+}
+
+/// The path parameters (read from `call.path` against the template `path`) and the query, each
+/// value read as its declared type.
+fn params(c: &Contract, template: &str, call: &Call) -> (Map<String, Value>, Map<String, Value>) {
+    let mut path_values = Map::new();
+    let mut query = Map::new();
+    let segments: Vec<&str> = template.split('/').collect();
+    let actual: Vec<&str> = call.path.split('/').collect();
+    // Aligned at the end: a path may carry a prefix the template does not (a host segment).
+    let offset = actual.len().saturating_sub(segments.len());
+    for p in &c.params {
+        match p.place {
+            Place::Path => {
+                let wanted = format!("{{{}}}", p.name);
+                let value = segments
+                    .iter()
+                    .position(|s| *s == wanted)
+                    .and_then(|i| actual.get(i + offset));
+                if let Some(v) = value {
+                    path_values.insert(p.name.clone(), p.scalar.read(v));
+                }
+            }
+            Place::Query => {
+                let bracketed = format!("{}[]", p.name);
+                let values: Vec<&str> = call
+                    .query
+                    .iter()
+                    .filter(|(k, _)| *k == p.name || *k == bracketed)
+                    .map(|(_, v)| v.as_str())
+                    .collect();
+                let Some(first) = values.first() else {
+                    continue;
+                };
+                let value = if p.list {
+                    let items: Vec<Value> = if values.len() == 1 {
+                        first.split(',').map(|v| p.scalar.read(v)).collect()
+                    } else {
+                        values.iter().map(|v| p.scalar.read(v)).collect()
+                    };
+                    Value::Array(items)
+                } else {
+                    p.scalar.read(first)
+                };
+                query.insert(p.name.clone(), value);
+            }
+        }
+    }
+    (path_values, query)
+}

@@ -1,0 +1,15 @@
+//! Requests checked as the real services check them: each operation's path and query
+//! parameters, `Content-Type`, body syntax and body schema, from its official description
+//! (imported into `data/NAME-requests.pack`, compiled per operation on its first call).
+
+mod check;
+mod compiled;
+mod contract;
+mod convert;
+mod import;
+mod rules;
+
+pub use check::Invalid;
+pub use compiled::Violation;
+pub use convert::Dialect;
+pub use rules::RequestRules;

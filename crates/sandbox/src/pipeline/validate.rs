@@ -1,0 +1,110 @@
+//! Stage 7, validation: the request against its operation's official description (its path and
+//! query parameters, `Content-Type`, body syntax and schema: `apistend_answers::RequestRules`).
+//! After the limit and the slots, as the real services count an invalid request too; refused in
+//! the service's own words, the precise reason in `X-APIStend-Invalid`.
+
+use apistend_answers::call::Call;
+use apistend_catalog::{ErrorKind, Resolved};
+use axum::body::Body;
+use http::{HeaderValue, Response};
+
+use super::answer::Answer;
+use super::limit::Admitted;
+use crate::buckets::Owner;
+use crate::controls::Controls;
+use crate::state::AppState;
+use crate::tenants::Validation;
+
+/// `X-APIStend-Invalid`: why the request is not one its operation takes (a hint of ours, never
+/// a header the real service sends).
+pub(crate) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
+
+/// The longest reason sent in the header (a schema's enum can be long).
+const MAX_REASON: usize = 512;
+
+/// Checks `call`: `Ok(None)` when valid or not checked, `Ok(Some(reason))` when invalid and
+/// only reported, `Err` the service's refusal. A bad `X-Mock-Validation` is the service's 400.
+pub(super) fn check(
+    state: &AppState,
+    resolved: &Resolved<'_>,
+    call: &Call,
+    controls: &Controls,
+    owner: &Owner,
+    admitted: &Admitted<'_>,
+) -> Result<Option<HeaderValue>, Response<Body>> {
+    let service = admitted.service;
+    let mode = match controls.validation.as_deref() {
+        None => owner
+            .view
+            .as_deref()
+            .map_or(Validation::Strict, |v| v.validation(service.id.as_str())),
+        Some(v) => Validation::parse(v).ok_or_else(|| {
+            let why = format!("unknown X-Mock-Validation {v:?}; valid: strict, report, off");
+            admitted.refuse(&ErrorKind::BadRequest(why))
+        })?,
+    };
+    if mode == Validation::Off {
+        return Ok(None);
+    }
+    let (Some(op), Some(emulated)) = (resolved.operation, state.emulated(resolved.index)) else {
+        return Ok(None);
+    };
+    let Some(rules) = &emulated.requests else {
+        return Ok(None);
+    };
+    let own_path = op.spec_path.ends_with(op.path.as_str());
+    let Err(invalid) = rules.check(
+        op.method,
+        &op.spec_path,
+        call,
+        service.empty_body_is_empty_object,
+        own_path,
+    ) else {
+        return Ok(None);
+    };
+    let reason = invalid.to_string();
+    let header = header_value(&reason);
+    state.metrics.invalid(service.id, mode.as_str());
+    if mode == Validation::Report {
+        return Ok(Some(header));
+    }
+    let refusal = match &emulated.examples {
+        Some(e) => e.refusal(op.method, &op.spec_path, reason),
+        None => apistend_answers::Refusal::BadRequest(reason),
+    };
+    let mut answer = admitted.answer(|ctx| Answer::refusal(service, refusal, ctx));
+    answer.headers.push((X_APISTEND_INVALID, header));
+    Err(answer.into_response())
+}
+
+/// `reason` as a header value: at most [`MAX_REASON`] bytes, cut at a character; control
+/// characters (none is in a reason, but a client's value may be quoted in it) as spaces.
+fn header_value(reason: &str) -> HeaderValue {
+    let mut end = reason.len().min(MAX_REASON);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut: String = reason
+        .get(..end)
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    HeaderValue::from_bytes(cut.as_bytes()).unwrap_or_else(|_| HeaderValue::from_static("invalid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_is_a_header_whatever_it_holds() {
+        let v = header_value("body.name: 'Привет\n' is not one of 'a'");
+        assert_eq!(
+            v.as_bytes(),
+            "body.name: 'Привет ' is not one of 'a'".as_bytes()
+        );
+        let long = "я".repeat(400);
+        assert!(header_value(&long).len() <= MAX_REASON);
+    }
+}
