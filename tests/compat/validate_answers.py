@@ -54,6 +54,13 @@ def sample(doc, schema, depth=0):
                     v = sample(doc, part, depth + 1)
                     if isinstance(v, dict):
                         out.update(v)
+                # What the object requires of properties its parts declare (Yandex Market's
+                # order item: `required: [price]` beside `allOf: [base, {properties: {price}}]`).
+                for name in s.get("required", []):
+                    for part in s[k]:
+                        declared = deref(doc, part).get("properties", {})
+                        if name not in out and name in declared:
+                            out[name] = sample(doc, declared[name], depth + 1)
                 return out
             first = deref(doc, s[k][0])
             if "properties" in s and not any(x in first for x in ("type", "properties", "$ref")):
@@ -153,6 +160,62 @@ def query_text(value):
     return value
 
 
+def send(req):
+    """Status, body, Content-Type and the sandbox's X-APIStend-Invalid of one request."""
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            h = resp.headers
+            return resp.status, resp.read(), h.get("Content-Type", ""), h.get("X-APIStend-Invalid")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), e.headers.get("Content-Type", ""), e.headers.get("X-APIStend-Invalid")
+
+
+def broken_request(doc, op, shared, servers, url_of, path, query, body, ctype, headers, method):
+    """The request made invalid in one way its description forbids, and what was broken: a
+    JSON body made malformed; else a required query parameter left out; else a path
+    parameter that is an integer or a UUID given a word; else a query parameter that is an
+    integer, a boolean or an enum given a word. None when the description allows every
+    request (no body, no required or typed parameter)."""
+    params = [deref(doc, p) for p in shared + (op.get("parameters") or [])]
+
+    def typed(p):
+        t = deref(doc, p.get("schema", {}))
+        return t.get("type") in ("integer", "number", "boolean") or "enum" in t or t.get("format") == "uuid"
+
+    json_body = bool(ctype and "json" in ctype)
+    required = [p["name"] for p in params if p.get("in") == "query" and p.get("required")]
+    concrete, what = path, None
+    for p in params:
+        value = p.get("example", sample(doc, p.get("schema", {})))
+        if p.get("in") == "path":
+            if typed(p) and what is None and not json_body and not required:
+                value, what = "not-a-value", f"path {p['name']} given a word"
+            concrete = concrete.replace("{" + p["name"] + "}", urllib.parse.quote(str(value), safe=""))
+    q = dict(query)
+    data = body
+    if json_body:
+        data, what = b'{"broken":', "malformed JSON"
+    elif required:
+        q.pop(required[0], None)
+        what = f"query {required[0]} left out"
+    elif what is None:
+        optional = [p["name"] for p in params if p.get("in") == "query" and typed(p)]
+        if not optional:
+            return None
+        q[optional[0]] = "not-a-value"
+        what = f"query {optional[0]} given a word"
+    url = url_of(servers[0]["url"], concrete)
+    if q:
+        url += "?" + urllib.parse.urlencode(q, doseq=True)
+    req = urllib.request.Request(url, data=data, method=method.upper())
+    for k, v in headers.items():
+        req.add_header(k, v)
+    req.add_header("X-Mock-Delay", "0")
+    if ctype:
+        req.add_header("Content-Type", ctype)
+    return what, req
+
+
 def validator_for(doc, schema):
     full = dict(deref(doc, schema))
     full["components"] = doc.get("components", {})
@@ -163,7 +226,8 @@ def validator_for(doc, schema):
 
 def walk(name, docs, base, headers, url_of, out):
     stats = {"service": name, "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
-             "schema_unusable": 0, "overlapping_union": 0, "failures": []}
+             "schema_unusable": 0, "overlapping_union": 0, "refused_valid": 0, "refused_broken": 0,
+             "unbreakable": 0, "failures": []}
     for doc in docs:
         for path, item in (doc.get("paths") or {}).items():
             shared = item.get("parameters") or []
@@ -206,12 +270,23 @@ def walk(name, docs, base, headers, url_of, out):
                 req.add_header("X-Mock-Delay", "0")
                 if ctype:
                     req.add_header("Content-Type", ctype)
-                try:
-                    with urllib.request.urlopen(req, timeout=10) as resp:
-                        status, raw, got_type = resp.status, resp.read(), resp.headers.get("Content-Type", "")
-                except urllib.error.HTTPError as e:
-                    status, raw, got_type = e.code, e.read(), e.headers.get("Content-Type", "")
+                status, raw, got_type, why = send(req)
                 label = f"{method.upper()} {path}"
+                if why is not None:
+                    # A request built from the description refused as not one it allows.
+                    stats["refused_valid"] += 1
+                    stats["failures"].insert(0, f"{label}: refused as invalid: {why}")
+                broken = broken_request(doc, op, shared, servers, url_of, path, query, body, ctype, headers,
+                                        method)
+                if broken is None:
+                    stats["unbreakable"] += 1
+                else:
+                    what, breq = broken
+                    b_status, _, _, b_why = send(breq)
+                    if b_status == 400 and b_why:
+                        stats["refused_broken"] += 1
+                    else:
+                        stats["failures"].insert(0, f"{label}: {what} answered {b_status}, not refused")
                 responses = op.get("responses", {})
                 if not (200 <= status < 300) or str(status) not in responses:
                     stats["not_answered"] += 1

@@ -377,17 +377,12 @@ impl SpecAnswers {
         Some(answer)
     }
 
-    /// The refusal of a request to `method path` that is not one it takes, saying `why`: the
-    /// 400 its description documents when that is not the service's usual JSON (WB's
-    /// `application/problem+json` and `text/plain` refusals), else the service's own 400.
-    pub fn refusal(&self, method: Method, path: &str, why: String) -> Refusal {
-        match self
-            .op(method, path)
-            .and_then(|op| op.meta.refusal.as_ref())
-        {
-            Some(documented) => documented.saying(why),
-            None => Refusal::BadRequest(why),
-        }
+    /// The 400 the description of `method path` documents for a request it does not take,
+    /// saying `why`, when that is not the service's usual JSON (WB's
+    /// `application/problem+json` and `text/plain` refusals); `None`: the service's own 400.
+    pub fn documented_refusal(&self, method: Method, path: &str, why: String) -> Option<Refusal> {
+        let documented = self.op(method, path)?.meta.refusal.as_ref()?;
+        Some(documented.saying(why))
     }
 }
 

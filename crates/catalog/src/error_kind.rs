@@ -22,6 +22,16 @@ pub enum ErrorKind {
     Conflict,
     /// A request the service rejects, with the reason.
     BadRequest(String),
+    /// A request its operation's description does not allow: what is wrong, where, and the
+    /// whole reason (`body.limit: want integer, but got string`).
+    Invalid {
+        /// What kind of wrong.
+        problem: Problem,
+        /// Where: `body.filter.offer_id[3]`, `query.limit`, `Content-Type`.
+        field: String,
+        /// The whole reason, the place first.
+        message: String,
+    },
     /// A client locked out after repeated violations (amoCRM's 403).
     Locked,
     /// The service failed.
@@ -34,6 +44,40 @@ pub enum ErrorKind {
     RequestTimeout(String),
     /// No answer in time from behind the service's gateway (504: the `timeout` scenario).
     GatewayTimeout,
+}
+
+/// What is wrong with a request its description does not allow: a service that answers each
+/// kind its own way (MoySklad's codes 2001, 3000, 2016, 3005) has a template for each
+/// (`invalid_syntax`, `invalid_missing`, …), else its `bad_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The body is not the syntax its `Content-Type` says (malformed JSON).
+    Syntax,
+    /// A body of a media type the operation does not take, or none named.
+    MediaType,
+    /// A required parameter, body or property is missing.
+    Missing,
+    /// A property the object does not take.
+    Unknown,
+    /// A value of the wrong type.
+    Type,
+    /// A value of the right type that is not allowed (an enum, a bound, a length, a pattern).
+    Value,
+}
+
+impl Problem {
+    /// Its name in template names (`invalid_{name}`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Syntax => "syntax",
+            Self::MediaType => "media_type",
+            Self::Missing => "missing",
+            Self::Unknown => "unknown",
+            Self::Type => "type",
+            Self::Value => "value",
+        }
+    }
 }
 
 /// Per-request values an error body carries.

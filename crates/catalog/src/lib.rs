@@ -40,7 +40,7 @@ mod wb_catalog;
 pub use catalog::{Catalog, Resolved};
 pub use classify::AnswerKind;
 pub use error::CatalogError;
-pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind};
+pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind, Problem};
 pub use export::CatalogRow;
 pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};

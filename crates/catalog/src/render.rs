@@ -54,7 +54,9 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "conflict",
             "the request conflicts with the current state",
         ),
-        ErrorKind::BadRequest(why) => (400, "bad request", why.as_str()),
+        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
+            (400, "bad request", why.as_str())
+        }
         ErrorKind::ServerError => (500, "internal server error", "internal server error"),
         ErrorKind::Unavailable => (
             503,
@@ -143,7 +145,9 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
             "Method not found!".to_owned(),
         ),
         ErrorKind::Conflict => (400, "ERROR_CORE", "Conflict".to_owned()),
-        ErrorKind::BadRequest(why) => (400, "INVALID_REQUEST", why.clone()),
+        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
+            (400, "INVALID_REQUEST", why.clone())
+        }
         ErrorKind::ServerError => (
             500,
             "INTERNAL_SERVER_ERROR",
@@ -195,7 +199,9 @@ fn apify(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
             "conflict",
             "The resource was changed concurrently".to_owned(),
         ),
-        ErrorKind::BadRequest(why) => (400, "invalid-input", why.clone()),
+        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
+            (400, "invalid-input", why.clone())
+        }
         ErrorKind::ServerError => (
             500,
             "internal-server-error",
@@ -236,7 +242,9 @@ fn ozon(kind: &ErrorKind) -> ErrorAnswer {
         ErrorKind::Forbidden | ErrorKind::Locked => (403, 7, "Permission denied".to_owned()),
         ErrorKind::NotFound => (404, 5, "Not Found".to_owned()),
         ErrorKind::Conflict => (409, 10, "Conflict".to_owned()),
-        ErrorKind::BadRequest(why) => (400, 3, why.clone()),
+        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
+            (400, 3, why.clone())
+        }
         ErrorKind::ServerError => (500, 13, "Internal error".to_owned()),
         ErrorKind::Unavailable => (503, 14, "Service unavailable".to_owned()),
         ErrorKind::TooLarge(why) => (413, 3, why.clone()),

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error_kind::{ErrorAnswer, ErrorContext, ErrorKind, status_text};
 
-/// The names a template is keyed by: [`ErrorKind`]'s, plus `locked` (the lockout's answer) and
-/// `default` (any kind without a template of its own).
-pub const TEMPLATE_NAMES: [&str; 15] = [
+/// The names a template is keyed by: [`ErrorKind`]'s, plus `locked` (the lockout's answer),
+/// `invalid_…` (a request its description does not allow, by [`crate::Problem`]; else
+/// `bad_request`) and `default` (any kind without a template of its own).
+pub const TEMPLATE_NAMES: [&str; 21] = [
     "rate_limited",
     "too_many_in_flight",
     "operating_time",
@@ -25,14 +26,21 @@ pub const TEMPLATE_NAMES: [&str; 15] = [
     "request_timeout",
     "gateway_timeout",
     "locked",
+    "invalid_syntax",
+    "invalid_media_type",
+    "invalid_missing",
+    "invalid_unknown",
+    "invalid_type",
+    "invalid_value",
     "default",
 ];
 
 /// The placeholders a template body may hold.
-pub const PLACEHOLDERS: [&str; 7] = [
+pub const PLACEHOLDERS: [&str; 8] = [
     "{status}",
     "{status_text}",
     "{message}",
+    "{field}",
     "{request_id}",
     "{timestamp}",
     "{limit}",
@@ -68,7 +76,9 @@ fn of(kind: &ErrorKind) -> (&'static str, u16, &str) {
         ErrorKind::Locked => ("locked", 403, "Access is blocked after repeated violations"),
         ErrorKind::NotFound => ("not_found", 404, "Not Found"),
         ErrorKind::Conflict => ("conflict", 409, "Conflict"),
-        ErrorKind::BadRequest(why) => ("bad_request", 400, why.as_str()),
+        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
+            ("bad_request", 400, why.as_str())
+        }
         ErrorKind::ServerError => ("server_error", 500, "Internal Server Error"),
         ErrorKind::Unavailable => ("unavailable", 503, "Service Unavailable"),
         ErrorKind::TooLarge(why) => ("too_large", 413, why.as_str()),
@@ -91,9 +101,21 @@ pub(crate) fn render(
     } else {
         usual
     };
-    let t = templates.get(name).or_else(|| templates.get("default"));
+    // A request its description does not allow: the template of its kind of wrong first.
+    let (own, field) = match kind {
+        ErrorKind::Invalid { problem, field, .. } => (
+            templates.get(&format!("invalid_{}", problem.as_str())),
+            field.as_str(),
+        ),
+        _ => (None, ""),
+    };
+    let t = own
+        .or_else(|| templates.get(name))
+        .or_else(|| templates.get("default"));
     let status = t.and_then(|t| t.status).unwrap_or(usual);
-    let body = t.map_or_else(String::new, |t| fill(&t.body, status, message, ctx));
+    let body = t.map_or_else(String::new, |t| {
+        fill(&t.body, status, (message, field), ctx)
+    });
     ErrorAnswer {
         status,
         content_type: t
@@ -103,7 +125,9 @@ pub(crate) fn render(
     }
 }
 
-fn fill(body: &str, status: u16, message: &str, ctx: &ErrorContext<'_>) -> String {
+/// `body` with its placeholders filled; `(message, field)`: the reason, and the field it
+/// names (empty unless the request broke its description).
+fn fill(body: &str, status: u16, (message, field): (&str, &str), ctx: &ErrorContext<'_>) -> String {
     let esc = |s: &str| {
         let quoted = serde_json::Value::from(s).to_string();
         quoted
@@ -123,6 +147,7 @@ fn fill(body: &str, status: u16, message: &str, ctx: &ErrorContext<'_>) -> Strin
                     "{status}" => status.to_string(),
                     "{status_text}" => status_text(status).to_owned(),
                     "{message}" => esc(message),
+                    "{field}" => esc(field),
                     "{request_id}" => esc(ctx.request_id),
                     "{timestamp}" => esc(ctx.timestamp),
                     "{limit}" => ctx.limit.to_string(),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use apistend_catalog::Method;
+use apistend_catalog::{ErrorKind, Method, Problem};
 
 use super::compiled::Violation;
 use super::contract::{Contract, Place, essence, is_json};
@@ -22,12 +22,28 @@ impl std::fmt::Display for Invalid {
 }
 
 impl Invalid {
-    fn at(at: &str, what: impl Into<String>) -> Self {
+    fn at(at: &str, problem: Problem, what: impl Into<String>) -> Self {
         Self(Violation {
             at: at.to_owned(),
             what: what.into(),
+            problem,
             keyword: None,
         })
+    }
+
+    /// The service's error kind for it; its field is named as the service names it, without
+    /// the part of the request it is in (`name`, not `body.name`).
+    pub fn kind(&self) -> ErrorKind {
+        let at = self.0.at.as_str();
+        let field = ["body.", "query.", "path."]
+            .iter()
+            .find_map(|p| at.strip_prefix(p))
+            .unwrap_or(at);
+        ErrorKind::Invalid {
+            problem: self.0.problem,
+            field: field.to_owned(),
+            message: self.to_string(),
+        }
     }
 }
 
@@ -83,7 +99,7 @@ fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>,
         // A body of any type (`*/*`: a key-value record, a file) may be empty: none is an
         // empty one.
         if rule.required && !rule.media.iter().any(|m| m == "*/*") {
-            return Err(Invalid::at("body", "is required"));
+            return Err(Invalid::at("body", Problem::Missing, "is required"));
         }
         return Ok(None);
     }
@@ -92,12 +108,14 @@ fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>,
         None if !rule.media.is_empty() => {
             return Err(Invalid::at(
                 "Content-Type",
+                Problem::MediaType,
                 format!("missing; expected {}", expected()),
             ));
         }
         Some(ct) if !rule.media.is_empty() && !rule.accepts(ct) => {
             return Err(Invalid::at(
                 "Content-Type",
+                Problem::MediaType,
                 format!("{} is not accepted; expected {}", essence(ct), expected()),
             ));
         }
@@ -108,7 +126,11 @@ fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>,
         return Ok(None);
     }
     if let Some(why) = &call.malformed {
-        return Err(Invalid::at("body", format!("malformed JSON: {why}")));
+        return Err(Invalid::at(
+            "body",
+            Problem::Syntax,
+            format!("malformed JSON: {why}"),
+        ));
     }
     Ok(call.body.clone())
 }

@@ -27,6 +27,8 @@ pub struct Violation {
     pub at: String,
     /// What is wrong with it, as the validator says (`want string, but got number`).
     pub what: String,
+    /// Its kind of wrong, for services that answer each kind with its own code.
+    pub problem: apistend_catalog::Problem,
     /// The keyword that refused, as a JSON pointer into the schema (`/$defs/d3/properties/x/format`).
     pub(crate) keyword: Option<String>,
 }
@@ -76,6 +78,7 @@ impl Compiled {
         let mut at = place(&leaf.instance_location.tokens);
         // A missing or unknown property is named in the place, as a field: `query.date: is
         // required`, `body.filter.colour: is not a property of this object`.
+        let problem = problem_of(&leaf.kind);
         let what = match &leaf.kind {
             boon::ErrorKind::Required { want } => {
                 at = within(&at, want.first().copied().unwrap_or(""));
@@ -96,8 +99,24 @@ impl Compiled {
         Err(Violation {
             at,
             what,
+            problem,
             keyword: keyword(leaf),
         })
+    }
+}
+
+/// The kind of wrong of a validator's error.
+fn problem_of(kind: &boon::ErrorKind<'_, '_>) -> apistend_catalog::Problem {
+    use apistend_catalog::Problem;
+    match kind {
+        boon::ErrorKind::Required { .. } | boon::ErrorKind::DependentRequired { .. } => {
+            Problem::Missing
+        }
+        boon::ErrorKind::AdditionalProperties { .. } | boon::ErrorKind::FalseSchema => {
+            Problem::Unknown
+        }
+        boon::ErrorKind::Type { .. } => Problem::Type,
+        _ => Problem::Value,
     }
 }
 

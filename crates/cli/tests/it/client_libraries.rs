@@ -479,6 +479,20 @@ fn answers_are_valid_against_the_official_descriptions() {
             "{service}: fewer than {at_least} valid answers: {r}"
         );
     }
+    // Validation (docs/requests.md): no request built from a description is refused as one it
+    // does not allow, and every operation whose description forbids anything refuses a
+    // request made to break it (a malformed JSON body, a required query parameter left out,
+    // a word for an integer path parameter).
+    for service in ["wb", "apify", "ozon", "ymarket", "moysklad"] {
+        let r = reports.iter().find(|r| r["service"] == service).unwrap();
+        let count = |k: &str| r[k].as_u64().unwrap_or(u64::MAX);
+        assert_eq!(count("refused_valid"), 0, "{service}: {r}");
+        assert_eq!(
+            count("refused_broken") + count("unbreakable"),
+            count("operations"),
+            "{service}: a broken request was not refused: {r}"
+        );
+    }
     let ms = reports.iter().find(|r| r["service"] == "moysklad").unwrap();
     assert_eq!(
         ms["valid"].as_u64().unwrap_or(0) + ms["overlapping_union"].as_u64().unwrap_or(0),

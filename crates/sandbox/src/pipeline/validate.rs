@@ -68,11 +68,14 @@ pub(super) fn check(
     if mode == Validation::Report {
         return Ok(Some(header));
     }
-    let refusal = match &emulated.examples {
-        Some(e) => e.refusal(op.method, &op.spec_path, reason),
-        None => apistend_answers::Refusal::BadRequest(reason),
-    };
-    let mut answer = admitted.answer(|ctx| Answer::refusal(service, refusal, ctx));
+    let documented = emulated
+        .examples
+        .as_ref()
+        .and_then(|e| e.documented_refusal(op.method, &op.spec_path, reason));
+    let mut answer = admitted.answer(|ctx| match documented {
+        Some(refusal) => Answer::refusal(service, refusal, ctx),
+        None => Answer::error(service, &invalid.kind(), ctx),
+    });
     answer.headers.push((X_APISTEND_INVALID, header));
     Err(answer.into_response())
 }
