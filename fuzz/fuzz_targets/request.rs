@@ -1,7 +1,8 @@
 //! A whole request through the sandbox's router, as a client sends it: method, path and query,
 //! headers (credential channels, `X-Mock-*`), body. Covers credential extraction and
-//! `Call::parse`, Bitrix24's path, query and `batch` parsing, the `X-Mock-*` headers and the
-//! management API. Time is paused (delays and the `timeout` scenario pass at once).
+//! `Call::parse`, Bitrix24's path, query and `batch` parsing, request validation against the
+//! official descriptions (every service with request rules is a prefix here; `X-Mock-Validation`
+//! is one of the headers), the `X-Mock-*` headers and the management API. Time is paused (delays and the `timeout` scenario pass at once).
 //!
 //! Input: byte 0 picks the method and the service prefix; then the path line; then header
 //! lines `name: value` up to an empty line; the rest is the body.
@@ -13,7 +14,16 @@ use axum::body::Body;
 use tower::Service;
 
 const METHODS: [&str; 5] = ["GET", "POST", "PUT", "DELETE", "PATCH"];
-const PREFIXES: [&str; 6] = ["/wb", "/b24", "/apify", "/ozon", "/api/v1", ""];
+const PREFIXES: [&str; 8] = [
+    "/wb",
+    "/b24",
+    "/apify",
+    "/ozon",
+    "/ymarket",
+    "/moysklad",
+    "/api/v1",
+    "",
+];
 const ADMIN: &str = "fuzz-admin-token-0123";
 
 struct World {

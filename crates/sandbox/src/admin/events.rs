@@ -3,7 +3,8 @@
 //! - `buckets`, every `interval_ms`: one page of the sandbox's buckets (full ones too) and their
 //!   levels; `key`, `service`, `group` filter it on the server, `offset`/`limit` page it;
 //! - `rates`, at the same pace: requests answered and refused per limit group since the last;
-//! - `refusal`, as it happens: a rate-limit answer as it was sent (headers, start of the body).
+//! - `refusal`, as it happens: a rate-limit answer, or a request refused as its description does
+//!   not allow it (its reason in `x-apistend-invalid`), as it was sent (headers, start of the body).
 //!
 //! The feed sees the requests this instance answers; buckets are read from the shared store.
 

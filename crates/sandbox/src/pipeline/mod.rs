@@ -20,7 +20,7 @@ mod operating;
 mod respond;
 mod route;
 mod slots;
-mod validate;
+pub(crate) mod validate;
 
 use std::sync::Arc;
 

@@ -41,7 +41,9 @@ impl Seeing {
         }
     }
 
-    /// Records `resp` in the metrics and the debug log; whether it was a refusal.
+    /// Records `resp` in the metrics and the debug log; whether it was a refusal for the
+    /// dashboard's feed: a rate-limit answer, or a request refused as its description does not
+    /// allow it (its reason in `X-APIStend-Invalid`, which the feed shows).
     pub(super) fn record(
         &self,
         state: &AppState,
@@ -69,6 +71,10 @@ impl Seeing {
             tracing::debug!(request_id = meta.id(), service = %id, method = %self.method, path = self.path.as_deref().unwrap_or(""), status, scenario, "answered");
         }
         refused
+            || (status >= 400
+                && resp
+                    .headers()
+                    .contains_key(crate::pipeline::validate::X_APISTEND_INVALID))
     }
 
     /// Publishes the request to the dashboard's feed of `sandbox`, `key`'s (with the body of a

@@ -28,3 +28,4 @@ mod seed;
 mod services;
 mod shared;
 mod support;
+mod validation;

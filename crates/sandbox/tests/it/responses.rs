@@ -667,3 +667,46 @@ async fn files_are_files_and_empty_answers_have_no_content_type() {
     );
     assert!(r.bytes().await.unwrap().is_empty());
 }
+
+/// The committed request rules (docs/requests.md) are exactly what `import-requests` makes of
+/// each official description.
+#[test]
+fn the_embedded_request_rules_are_what_the_import_makes_of_the_descriptions() {
+    use apistend_answers::requests::Dialect;
+    let rules = |path: &std::path::Path, dialect| {
+        apistend_sandbox::RequestRules::load(path, dialect)
+            .unwrap()
+            .to_file_bytes()
+    };
+    for (name, spec, flag, dialect) in [
+        ("apify", "apify/openapi.yaml", "", Dialect::Json),
+        (
+            "ozon",
+            "ozon/seller-openapi.json",
+            " --protobuf-json",
+            Dialect::ProtobufJson,
+        ),
+        ("ymarket", "yandex-market/openapi.yaml", "", Dialect::Json),
+        ("moysklad", "moysklad/openapi.yaml", "", Dialect::Json),
+    ] {
+        let command = format!(
+            "cargo run -p apistend -- catalog import-requests ../shared/specs/{spec}{flag} \
+             -o crates/answers/data/{name}-requests.pack"
+        );
+        committed_is_fresh(&format!("{name}-requests.pack"), spec, &command, |p| {
+            rules(p, dialect)
+        });
+    }
+    let Some(specs) = support::wb_specs() else {
+        return;
+    };
+    let committed = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../answers/data/wb-requests.pack"),
+    )
+    .unwrap();
+    assert!(
+        rules(&specs, Dialect::Json) == committed,
+        "crates/answers/data/wb-requests.pack is stale: run `cargo run -p apistend -- catalog \
+         import-requests ../shared/wb-openapi -o crates/answers/data/wb-requests.pack`"
+    );
+}

@@ -1,0 +1,599 @@
+//! Requests checked against the official descriptions (docs/requests.md): for each service, at
+//! least five operations sent malformed JSON, a missing required field, a wrong type, a value
+//! outside an enum or a bound, a missing or wrong `Content-Type`; each refused with the
+//! service's documented status and body, the precise reason in `X-APIStend-Invalid`. And the
+//! settings: `report`, `off`, per sandbox, per service, per request.
+
+use apistend_catalog::Overrides;
+use reqwest::Method as M;
+use serde_json::{Value, json};
+
+use crate::support;
+
+/// A sandbox whose every limit group is wide open: these tests are not about limits.
+async fn open() -> support::TestServer {
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let mut text = String::new();
+    for svc in catalog.services() {
+        for g in &svc.groups {
+            text.push_str(&format!(
+                "[{}.groups.\"{}\"]\nburst = 100000\ninterval_ms = 1\n",
+                svc.id, g.id
+            ));
+        }
+    }
+    let overrides = Overrides::from_toml(&text).unwrap();
+    support::start(|c| c.with_overrides(overrides)).await
+}
+
+/// One request: its service's prefix, method, path, body and `Content-Type`.
+struct Req<'a> {
+    service: &'a str,
+    method: M,
+    path: &'a str,
+    body: Option<&'a str>,
+    content_type: Option<&'a str>,
+}
+
+/// A JSON request.
+fn post<'a>(service: &'a str, method: M, path: &'a str, body: &'a str) -> Req<'a> {
+    Req {
+        service,
+        method,
+        path,
+        body: Some(body),
+        content_type: Some("application/json"),
+    }
+}
+
+/// A request without a body.
+fn get<'a>(service: &'a str, path: &'a str) -> Req<'a> {
+    Req {
+        service,
+        method: M::GET,
+        path,
+        body: None,
+        content_type: None,
+    }
+}
+
+/// Sends `r` with its service's credentials; status, `X-APIStend-Invalid` and body.
+async fn send(s: &support::TestServer, r: Req<'_>) -> (u16, String, Value) {
+    let c = support::client();
+    let mut b = c
+        .request(r.method, format!("{}/{}{}", s.base, r.service, r.path))
+        .header("X-Mock-Delay", "0");
+    b = match r.service {
+        "wb" => b.header("Authorization", &s.key),
+        "ozon" => b.header("Client-Id", "1").header("Api-Key", &s.key),
+        "ymarket" => b.header("Api-Key", &s.key),
+        _ => b.bearer_auth(&s.key),
+    };
+    if let Some(ct) = r.content_type {
+        b = b.header("Content-Type", ct);
+    }
+    if let Some(body) = r.body {
+        b = b.body(body.to_owned());
+    }
+    let resp = b.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let why = resp
+        .headers()
+        .get("x-apistend-invalid")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let text = resp.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, why, body)
+}
+
+/// Each case: the request, and the start of the reason `X-APIStend-Invalid` must give.
+type Cases<'a> = Vec<(Req<'a>, &'a str)>;
+
+/// Sends every case and checks its refusal with `shape` (the service's documented 400 body).
+async fn refused(s: &support::TestServer, cases: Cases<'_>, shape: impl Fn(&Value, &str)) {
+    for (req, reason) in cases {
+        let label = format!("{} {}", req.method, req.path);
+        let (status, why, body) = send(s, req).await;
+        assert_eq!(status, 400, "{label}: {why} {body}");
+        assert!(
+            why.starts_with(reason),
+            "{label}: X-APIStend-Invalid {why:?}, wanted {reason:?}"
+        );
+        shape(&body, &why);
+    }
+}
+
+/// Ozon: its gateway's `rpcStatus` (seller-openapi.json, `components.schemas.rpcStatus`: `code`
+/// int32, `message` string, `details` an array), code 3 (INVALID_ARGUMENT).
+fn ozon_shape(body: &Value, why: &str) {
+    assert_eq!(body["code"], 3, "{body}");
+    assert_eq!(body["message"], why, "{body}");
+    assert!(body["details"].is_array(), "{body}");
+}
+
+#[tokio::test]
+async fn ozon_refuses_what_its_seller_api_refuses() {
+    let s = open().await;
+    let list = r#"{"filter": {"states": ["COMPLETED"]}, "limit": 1, "sort_by": "ORDER_CREATION", "sort_dir": "DESC"}"#;
+    let o = |p, b| post("ozon", M::POST, p, b);
+    // The description's own example is taken.
+    let (status, why, _) = send(&s, o("/v3/supply-order/list", list)).await;
+    assert_eq!((status, why.as_str()), (200, ""));
+    // protobuf's JSON mapping: a 64-bit integer as a string, and null as a field's default.
+    let (status, why, _) = send(
+        &s,
+        o("/v1/warehouse/list", r#"{"limit": "5", "offset": null}"#),
+    )
+    .await;
+    assert_eq!((status, why.as_str()), (200, ""));
+    let cases: Cases<'_> = vec![
+        (
+            o("/v3/supply-order/list", r#"{"filter": "#),
+            "body: malformed JSON",
+        ),
+        (
+            o(
+                "/v3/supply-order/list",
+                r#"{"filter": {"states": ["COMPLETED"]}}"#,
+            ),
+            "body.limit: is required",
+        ),
+        (
+            o(
+                "/v3/supply-order/list",
+                r#"{"filter": {"states": ["COMPLETED"]}, "limit": 1000}"#,
+            ),
+            "body.limit: must be <=100",
+        ),
+        (
+            o(
+                "/v3/supply-order/list",
+                r#"{"filter": {"states": ["COMPLETED"]}, "limit": 1, "sort_by": "PRICE"}"#,
+            ),
+            "body.sort_by: value must be one of",
+        ),
+        (
+            o("/v2/warehouse/list", r#"{"limit": true}"#),
+            "body.limit: want",
+        ),
+        (
+            o("/v1/warehouse/list", r#"{"limit": 1000}"#),
+            "body.limit: must be <=200",
+        ),
+        (
+            o(
+                "/v2/delivery-method/list",
+                r#"{"limit": 1, "sort_dir": "UP"}"#,
+            ),
+            "body.sort_dir: value must be one of",
+        ),
+        (
+            o(
+                "/v1/analytics/product-queries",
+                r#"{"date_from": "2019-08-24T14:15:22Z", "page_size": 5000}"#,
+            ),
+            "body.page_size: must be <=1000",
+        ),
+        (
+            Req {
+                content_type: Some("text/plain"),
+                ..o("/v2/warehouse/list", r#"{"limit": 1}"#)
+            },
+            "Content-Type: text/plain is not accepted",
+        ),
+        (
+            Req {
+                content_type: None,
+                ..o("/v2/warehouse/list", r#"{"limit": 1}"#)
+            },
+            "Content-Type: missing",
+        ),
+    ];
+    refused(&s, cases, ozon_shape).await;
+}
+
+/// WB: its common error body (the specs' `response400`/`models.Error`: `title`, `detail`,
+/// `code`, `requestId`, `origin`, `status`, `statusText`, `timestamp`), the reason as `detail`.
+fn wb_shape(body: &Value, why: &str) {
+    assert_eq!(body["detail"], why, "{body}");
+    assert_eq!(body["status"], 400, "{body}");
+    assert_eq!(body["statusText"], "Bad Request", "{body}");
+    for field in ["title", "code", "requestId", "origin", "timestamp"] {
+        assert!(body[field].is_string(), "{field} in {body}");
+    }
+}
+
+#[tokio::test]
+async fn wb_refuses_what_its_specs_refuse() {
+    let s = open().await;
+    let bids = |b| post("wb", M::POST, "/advert-api/adv/v0/bids/min", b);
+    let (status, why, _) = send(
+        &s,
+        bids(r#"{"advert_id": 98765432, "nm_ids": [12345678], "payment_type": "cpm", "placement_types": ["search"]}"#),
+    )
+    .await;
+    assert_eq!((status, why.as_str()), (200, ""));
+    let cases: Cases<'_> = vec![
+        (
+            post(
+                "wb",
+                M::POST,
+                "/content-api/content/v2/cards/upload",
+                r#"{"bad":"#,
+            ),
+            "body: malformed JSON",
+        ),
+        (
+            post("wb", M::POST, "/content-api/content/v2/cards/upload", "{}"),
+            "body: want array",
+        ),
+        (
+            bids(
+                r#"{"advert_id": "x", "nm_ids": [1], "payment_type": "cpm", "placement_types": ["search"]}"#,
+            ),
+            "body.advert_id: want integer",
+        ),
+        (
+            bids(
+                r#"{"advert_id": 1, "nm_ids": [1], "payment_type": "cpa", "placement_types": ["search"]}"#,
+            ),
+            "body.payment_type: value must be one of 'cpm', 'cpc'",
+        ),
+        (
+            bids(r#"{"nm_ids": [1], "payment_type": "cpm"}"#),
+            "body.advert_id: is required",
+        ),
+        (
+            post(
+                "wb",
+                M::POST,
+                "/discounts-prices-api/api/v2/list/goods/filter",
+                r#"{"nmList": "x"}"#,
+            ),
+            "body.nmList: want array",
+        ),
+        (
+            get("wb", "/marketplace-api/api/v3/orders?limit=5000&next=0"),
+            "query.limit: must be <=1000",
+        ),
+        (
+            get("wb", "/marketplace-api/api/v3/orders?next=0"),
+            "query.limit: is required",
+        ),
+        (
+            Req {
+                content_type: Some("text/plain"),
+                ..bids("{}")
+            },
+            "Content-Type: text/plain is not accepted",
+        ),
+    ];
+    refused(&s, cases, wb_shape).await;
+}
+
+/// Yandex Market: `ApiClientDataErrorResponse` (openapi.yaml: `status` "ERROR", `errors` of
+/// `ApiErrorDTO` with `code` and `message`), code BAD_REQUEST.
+fn ymarket_shape(body: &Value, why: &str) {
+    assert_eq!(body["status"], "ERROR", "{body}");
+    assert_eq!(body["errors"][0]["code"], "BAD_REQUEST", "{body}");
+    assert_eq!(body["errors"][0]["message"], why, "{body}");
+}
+
+#[tokio::test]
+async fn ymarket_refuses_what_its_openapi_refuses() {
+    let s = open().await;
+    let accept = |b| {
+        post(
+            "ymarket",
+            M::PUT,
+            "/v2/campaigns/1/orders/2/cancellation/accept",
+            b,
+        )
+    };
+    let decide = |b| {
+        post(
+            "ymarket",
+            M::POST,
+            "/v2/campaigns/1/orders/2/returns/3/decision",
+            b,
+        )
+    };
+    let (status, why, _) = send(
+        &s,
+        accept(r#"{"accepted": true, "reason": "ORDER_DELIVERED"}"#),
+    )
+    .await;
+    assert_eq!((status, why.as_str()), (200, ""));
+    let cases: Cases<'_> = vec![
+        (accept(r#"{"accepted": tru"#), "body: malformed JSON"),
+        (accept("{}"), "body.accepted: is required"),
+        (
+            accept(r#"{"accepted": "yes"}"#),
+            "body.accepted: want boolean",
+        ),
+        (
+            accept(r#"{"accepted": true, "reason": "LOST"}"#),
+            "body.reason: value must be one of",
+        ),
+        (
+            decide(r#"{"returnItemId": 1, "decisionType": "KEEP"}"#),
+            "body.decisionType: value must be one of",
+        ),
+        (
+            decide(r#"{"decisionType": "REFUND_MONEY"}"#),
+            "body.returnItemId: is required",
+        ),
+        (
+            get("ymarket", "/v2/campaigns/abc"),
+            "path.campaignId: want integer",
+        ),
+        (
+            post(
+                "ymarket",
+                M::POST,
+                "/v1/campaigns/1/returns/cancel",
+                r#"{"returnId": "one"}"#,
+            ),
+            "body.returnId: want integer",
+        ),
+        (
+            Req {
+                content_type: None,
+                ..accept(r#"{"accepted": true}"#)
+            },
+            "Content-Type: missing",
+        ),
+    ];
+    refused(&s, cases, ymarket_shape).await;
+}
+
+/// Apify: `{"error": {"type", "message"}}` (openapi.yaml's `ErrorResponse`), type invalid-input.
+fn apify_shape(body: &Value, why: &str) {
+    assert_eq!(body["error"]["type"], "invalid-input", "{body}");
+    assert_eq!(body["error"]["message"], why, "{body}");
+}
+
+#[tokio::test]
+async fn apify_refuses_what_its_openapi_refuses() {
+    let s = open().await;
+    let charge = |b| post("apify", M::POST, "/v2/actor-runs/r1/charge", b);
+    let (status, why, _) = send(&s, charge(r#"{"eventName": "ANALYZE_PAGE", "count": 1}"#)).await;
+    assert!(
+        (200..300).contains(&status) && why.is_empty(),
+        "{status} {why}"
+    );
+    let cases: Cases<'_> = vec![
+        (charge(r#"{"eventName": "#), "body: malformed JSON"),
+        (charge(r#"{"count": 1}"#), "body.eventName: is required"),
+        (
+            charge(r#"{"eventName": "A", "count": "one"}"#),
+            "body.count: want",
+        ),
+        (
+            post("apify", M::POST, "/v2/actor-tasks", "{}"),
+            "body.actId: is required",
+        ),
+        (
+            post("apify", M::POST, "/v2/webhooks", "{}"),
+            "body.eventTypes: is required",
+        ),
+        (
+            post("apify", M::POST, "/v2/tools/decode-and-verify", "{}"),
+            "body.encoded: is required",
+        ),
+        (get("apify", "/v2/datasets?limit=abc"), "query.limit: want"),
+        (
+            Req {
+                content_type: Some("text/plain"),
+                ..charge("{}")
+            },
+            "Content-Type: text/plain is not accepted",
+        ),
+    ];
+    refused(&s, cases, apify_shape).await;
+}
+
+/// MoySklad: its `errors` array (error, code, moreInfo) with the codes of its error list:
+/// 2001 a body that is not JSON, 3000 a required field, 2016 a value of the wrong type, 3005 a
+/// wrong value (https://dev.moysklad.ru/doc/api/remap/1.2/#oshibki).
+fn moysklad_shape(body: &Value, why: &str) {
+    let e = &body["errors"][0];
+    let code = e["code"].as_u64().unwrap();
+    let want = if why.starts_with("body: malformed") || why.starts_with("Content-Type") {
+        2001
+    } else if why.contains("is required") {
+        3000
+    } else if why.contains(": want ") {
+        2016
+    } else {
+        3005
+    };
+    assert_eq!(code, want, "{why}: {body}");
+    assert!(e["error"].is_string(), "{body}");
+    assert!(
+        e["moreInfo"].as_str().unwrap().ends_with(&code.to_string()),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn moysklad_refuses_what_its_openapi_refuses() {
+    let s = open().await;
+    let base = "/api/remap/1.2/entity/product";
+    let id = "/api/remap/1.2/entity/product/3fa85f64-5717-4562-b3fc-2c963f66afa6";
+    let export = "/api/remap/1.2/entity/product/3fa85f64-5717-4562-b3fc-2c963f66afa6/export";
+    let too_many = format!("{base}?limit=5000");
+    let (status, why, _) = send(
+        &s,
+        post("moysklad", M::POST, base, r#"{"name": "a", "weight": 1.5}"#),
+    )
+    .await;
+    assert_eq!((status, why.as_str()), (200, ""));
+    let cases: Cases<'_> = vec![
+        (
+            post("moysklad", M::POST, base, r#"{"name": "#),
+            "body: malformed JSON",
+        ),
+        (
+            post(
+                "moysklad",
+                M::POST,
+                base,
+                r#"{"name": "a", "weight": "heavy"}"#,
+            ),
+            "body.weight: want number",
+        ),
+        (
+            post("moysklad", M::PUT, id, r#"{"name": 5}"#),
+            "body.name: want string",
+        ),
+        (
+            post("moysklad", M::POST, export, "{}"),
+            "body.organization: is required",
+        ),
+        (get("moysklad", &too_many), "query.limit: must be <=1000"),
+        (
+            get("moysklad", "/api/remap/1.2/entity/product/abc"),
+            "path.id: 'abc' is not valid uuid",
+        ),
+        (
+            Req {
+                content_type: None,
+                ..post("moysklad", M::POST, base, "{}")
+            },
+            "Content-Type: missing",
+        ),
+    ];
+    refused(&s, cases, moysklad_shape).await;
+}
+
+/// `report` answers as if valid, with the reason; `off` checks nothing; per request
+/// (`X-Mock-Validation`), per sandbox and per service (its settings); an unknown value is the
+/// service's 400. Every refusal is counted in /metrics under its status and as invalid.
+#[tokio::test]
+async fn the_setting_strict_report_off_per_request_sandbox_and_service() {
+    let s = open().await;
+    let c = support::client();
+    // A sandbox of its own, whose settings change below.
+    let token = s.admin_token.clone().unwrap();
+    let v: Value = c
+        .post(format!("{}/api/v1/sandboxes", s.base))
+        .bearer_auth(&token)
+        .json(&json!({"name": "validation"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = v["id"].as_str().unwrap().to_owned();
+    let key = v["keys"][0].as_str().unwrap().to_owned();
+    let bad = |mode: Option<&str>| {
+        let mut r = c
+            .post(format!("{}/ozon/v2/warehouse/list", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", &key)
+            .header("X-Mock-Delay", "0")
+            .json(&json!({"limit": "many"}));
+        if let Some(m) = mode {
+            r = r.header("X-Mock-Validation", m);
+        }
+        r.send()
+    };
+    let r = bad(None).await.unwrap();
+    assert_eq!(r.status(), 400, "strict is the default");
+    let r = bad(Some("report")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers()["x-apistend-invalid"]
+            .to_str()
+            .unwrap()
+            .starts_with("body.limit")
+    );
+    let r = bad(Some("off")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-apistend-invalid").is_none());
+    let r = bad(Some("lenient")).await.unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("X-Mock-Validation"),
+        "{body}"
+    );
+
+    // The sandbox: `report` for all, then `off` for Ozon.
+    let put = |settings: Value| {
+        c.put(format!("{}/api/v1/sandboxes/{id}/settings", s.base))
+            .bearer_auth(&token)
+            .json(&settings)
+            .send()
+    };
+    let r = put(json!({"validation": "report"})).await.unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let r = bad(None).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-apistend-invalid").is_some());
+    let r = bad(Some("strict")).await.unwrap();
+    assert_eq!(r.status(), 400, "the request's own choice wins");
+    let r = put(json!({"validation": "strict", "validation_by_service": {"ozon": "off"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = bad(None).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-apistend-invalid").is_none());
+    let r = put(json!({"validation_by_service": {"nope": "off"}}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422, "an unknown service");
+    let r = put(json!({"validation": "sometimes"})).await.unwrap();
+    assert!(r.status().is_client_error());
+
+    let metrics = c
+        .get(format!("{}/metrics", s.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("apistend_requests_total{service=\"ozon\"")
+                && l.contains("status=\"400\"")
+        ),
+        "{metrics}"
+    );
+    for mode in ["strict", "report"] {
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("apistend_invalid_requests_total")
+                    && l.contains(&format!("mode=\"{mode}\""))),
+            "{mode}: {metrics}"
+        );
+    }
+}
+
+/// A body of 10 MiB or nested 10 000 deep is refused quickly, in the service's own answer,
+/// never a stack overflow.
+#[tokio::test]
+async fn huge_and_deep_bodies_are_refused_in_the_services_words() {
+    let s = open().await;
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let (status, why, body) = send(&s, post("ozon", M::POST, "/v2/warehouse/list", &deep)).await;
+    assert_eq!(status, 400, "{why}");
+    assert!(
+        why.starts_with("body: malformed JSON: recursion limit"),
+        "{why}"
+    );
+    ozon_shape(&body, &why);
+    let big = format!("{{\"limit\": 1, \"cursor\": \"{}\"}}", "x".repeat(10 << 20));
+    let (status, _, body) = send(&s, post("ozon", M::POST, "/v2/warehouse/list", &big)).await;
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["code"], 3, "{body}");
+}
