@@ -69,13 +69,21 @@ impl RequestRules {
             return Ok(());
         };
         let c = &prepared.contract;
+        // Most reads declare nothing to check (no parameter, no body): nothing is built.
+        if c.params.is_empty() && c.body.is_none() {
+            return Ok(());
+        }
         let body = body(c, call, empty_body_ok)?;
         let mut instance = Map::new();
         let (path_values, query) = params(c, path, call);
         if own_path && !path_values.is_empty() {
             instance.insert("path".into(), Value::Object(path_values));
         }
-        instance.insert("query".into(), Value::Object(query));
+        // The query object is there whenever a query parameter is declared, so that a
+        // required one that is missing is seen missing.
+        if c.params.iter().any(|p| p.place == Place::Query) {
+            instance.insert("query".into(), Value::Object(query));
+        }
         if let Some(b) = body {
             instance.insert("body".into(), b);
         }
@@ -140,8 +148,11 @@ fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>,
 fn params(c: &Contract, template: &str, call: &Call) -> (Map<String, Value>, Map<String, Value>) {
     let mut path_values = Map::new();
     let mut query = Map::new();
-    let segments: Vec<&str> = template.split('/').collect();
-    let actual: Vec<&str> = call.path.split('/').collect();
+    let (mut segments, mut actual) = (Vec::new(), Vec::new());
+    if c.params.iter().any(|p| p.place == Place::Path) {
+        segments = template.split('/').collect();
+        actual = call.path.split('/').collect();
+    }
     // Aligned at the end: a path may carry a prefix the template does not (a host segment).
     let offset = actual.len().saturating_sub(segments.len());
     for p in &c.params {

@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+pub(crate) use super::keywords::Dialect;
+use super::keywords::{exclusive, nullable, numbers_as_text, well_formed, without_lookarounds};
+
 /// How deep a schema may nest before the rest is accepted unchecked (the vendors' deepest is
 /// about 20; a cycle goes through `$defs`, which are converted once each).
 const MAX_DEPTH: usize = 64;
@@ -130,6 +133,28 @@ impl<'d> Converter<'d> {
         if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
             return self.reference(r);
         }
+        let mut out = self.kept(obj);
+        self.types(&mut out);
+        self.pattern(&mut out);
+        if self.dialect == Dialect::ProtobufJson {
+            numbers_as_text(&mut out);
+            // protobuf's JSON mapping reads `null` as a field's default, whatever its type.
+            nullable(&mut out);
+        }
+        exclusive(obj, &mut out, "exclusiveMinimum", "minimum");
+        exclusive(obj, &mut out, "exclusiveMaximum", "maximum");
+        self.subschemas(obj, &mut out, depth);
+        self.read_only(obj, &mut out);
+        self.undeclared_required(&mut out);
+        if obj.get("nullable").and_then(Value::as_bool) == Some(true) {
+            nullable(&mut out);
+        }
+        Value::Object(out)
+    }
+
+    /// The keywords kept as they are (where well formed), the properties Swagger 2 marks
+    /// `required: true` required by the object, and the format as checked.
+    fn kept(&mut self, obj: &Map<String, Value>) -> Map<String, Value> {
         let mut out = Map::new();
         for key in KEPT {
             match obj.get(key) {
@@ -143,7 +168,6 @@ impl<'d> Converter<'d> {
                     .push(format!("{key}: {v} is not a schema's {key}")),
             }
         }
-        // Swagger 2's `required: true` on a property: the parent requires it.
         let flagged: Vec<Value> = obj
             .get("properties")
             .and_then(Value::as_object)
@@ -175,15 +199,11 @@ impl<'d> Converter<'d> {
             }
             _ => {}
         }
-        self.types(&mut out);
-        self.pattern(&mut out);
-        if self.dialect == Dialect::ProtobufJson {
-            numbers_as_text(&mut out);
-            // protobuf's JSON mapping reads `null` as a field's default, whatever its type.
-            nullable(&mut out);
-        }
-        exclusive(obj, &mut out, "exclusiveMinimum", "minimum");
-        exclusive(obj, &mut out, "exclusiveMaximum", "maximum");
+        out
+    }
+
+    /// The keywords whose values are schemas, each converted (`oneOf` as `anyOf`).
+    fn subschemas(&mut self, obj: &Map<String, Value>, out: &mut Map<String, Value>, depth: usize) {
         for key in ONE {
             if let Some(v) = obj.get(key) {
                 let c = self.convert(v, depth + 1);
@@ -219,12 +239,6 @@ impl<'d> Converter<'d> {
                 out.insert(key.to_owned(), Value::Object(c));
             }
         }
-        self.read_only(obj, &mut out);
-        self.undeclared_required(&mut out);
-        if obj.get("nullable").and_then(Value::as_bool) == Some(true) {
-            nullable(&mut out);
-        }
-        Value::Object(out)
     }
 
     /// A `$ref`: a component becomes a reference to its converted copy in `$defs`.
@@ -392,130 +406,6 @@ impl<'d> Converter<'d> {
         }
         if let Some(req) = out.get_mut("required").and_then(Value::as_array_mut) {
             req.retain(|r| !r.as_str().is_some_and(|r| ro.iter().any(|k| *k == r)));
-        }
-    }
-}
-
-/// How a service reads the JSON of a request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Dialect {
-    /// As JSON: a number is a number.
-    #[default]
-    Json,
-    /// As protobuf's JSON mapping does (a grpc-gateway: Ozon's Seller API): an integer or a
-    /// number may also be sent as a decimal string (`"123"`), as protobuf writes 64-bit ones,
-    /// and any field may be `null` (its default).
-    ProtobufJson,
-}
-
-/// An integer or number that may be written as decimal text (protobuf's JSON mapping): its
-/// bounds hold for the number, the pattern for the text.
-fn numbers_as_text(out: &mut Map<String, Value>) {
-    let pattern = match out.get("type").and_then(Value::as_str) {
-        Some("integer") => "^-?[0-9]+$",
-        Some("number") => "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$",
-        _ => return,
-    };
-    if out.contains_key("pattern") {
-        return;
-    }
-    let ty = out.remove("type").unwrap_or(Value::Null);
-    out.insert("type".into(), serde_json::json!([ty, "string"]));
-    out.insert("pattern".into(), Value::from(pattern));
-}
-
-/// `p` without its look-ahead and look-behind groups (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`),
-/// nested parentheses and escapes followed.
-fn without_lookarounds(p: &str) -> String {
-    let mut out = String::with_capacity(p.len());
-    let mut rest = p;
-    while let Some(at) = ["(?=", "(?!", "(?<=", "(?<!"]
-        .iter()
-        .filter_map(|o| rest.find(o))
-        .min()
-    {
-        out.push_str(rest.get(..at).unwrap_or(""));
-        let mut depth = 0usize;
-        let mut end = rest.len();
-        let mut escaped = false;
-        for (i, ch) in rest.char_indices().skip_while(|(i, _)| *i < at) {
-            match ch {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '(' => depth += 1,
-                ')' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        end = i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = rest.get(end..).unwrap_or("");
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Whether `v` is a value JSON Schema's `key` takes (the vendors write `enum: null` and a
-/// boolean `required` on a property).
-fn well_formed(key: &str, v: &Value) -> bool {
-    match key {
-        "enum" | "required" => v.is_array(),
-        "type" => v.is_string() || v.is_array(),
-        "pattern" => v.is_string(),
-        "uniqueItems" => v.is_boolean(),
-        "const" => true,
-        "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
-            v.is_u64()
-        }
-        "multipleOf" => v.as_f64().is_some_and(|m| m > 0.0),
-        _ => v.is_number(),
-    }
-}
-
-/// OpenAPI 3.0's boolean `exclusiveMinimum: true` beside `minimum: n` is 2020-12's
-/// `exclusiveMinimum: n`; a number is kept as it is (3.1).
-fn exclusive(obj: &Map<String, Value>, out: &mut Map<String, Value>, key: &str, bound: &str) {
-    match obj.get(key) {
-        Some(Value::Bool(true)) => {
-            if let Some(n) = out.remove(bound) {
-                out.insert(key.to_owned(), n);
-            }
-        }
-        Some(n @ Value::Number(_)) => {
-            out.insert(key.to_owned(), n.clone());
-        }
-        _ => {}
-    }
-}
-
-/// `nullable: true`: `null` is one more value the schema takes.
-fn nullable(out: &mut Map<String, Value>) {
-    match out.get_mut("type") {
-        Some(Value::String(t)) => {
-            let t = std::mem::take(t);
-            out.insert("type".into(), serde_json::json!([t, "null"]));
-        }
-        Some(Value::Array(a)) if !a.iter().any(|t| t == "null") => a.push(Value::from("null")),
-        _ => {}
-    }
-    if let Some(Value::Array(e)) = out.get_mut("enum")
-        && !e.contains(&Value::Null)
-    {
-        e.push(Value::Null);
-    }
-    // A `$ref` or a composition beside `nullable`: the null goes around it.
-    for key in ["allOf", "anyOf"] {
-        if out.contains_key(key) && !out.contains_key("type") {
-            let inner = Value::Object(std::mem::take(out));
-            *out = serde_json::json!({ "anyOf": [{ "type": "null" }, inner] })
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            return;
         }
     }
 }

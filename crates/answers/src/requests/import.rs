@@ -17,6 +17,61 @@ const MAX_RELAXED: usize = 32;
 /// The contract of `op`, an operation of `doc` (a service that reads JSON as `dialect`).
 pub(crate) fn contract(doc: &Value, op: &DocOp<'_>, dialect: Dialect) -> Contract {
     let mut conv = Converter::new(doc, dialect);
+    let (params, mut properties) = parameters(doc, op, &mut conv);
+    let request_body = op.op.get("requestBody").map(|b| deref(doc, b));
+    let content = request_body
+        .and_then(|b| b.get("content"))
+        .and_then(Value::as_object);
+    let body = request_body.map(|b| Body {
+        required: b.get("required").and_then(Value::as_bool) == Some(true),
+        media: content
+            .map(|c| c.keys().cloned().collect())
+            .unwrap_or_default(),
+    });
+    let json_media = content.and_then(|c| c.iter().find(|(m, _)| is_json(m)).map(|(_, v)| v));
+    if let Some(schema) = json_media.and_then(|m| m.get("schema")) {
+        properties.insert("body".into(), conv.schema(schema));
+    }
+    let (defs, mut relaxed) = conv.finish();
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !defs.is_empty()
+        && let Some(o) = schema.as_object_mut()
+    {
+        o.insert("$defs".into(), Value::Object(defs));
+    }
+    let examples = json_media
+        .map(|m| body_examples(doc, m))
+        .unwrap_or_default();
+    relax(&mut schema, &examples, &mut relaxed, None);
+    // A body built from the schema as a client builds one from the documentation (its
+    // nested examples, then its types) leaves out what those examples leave out: a property
+    // required beside a nested example that lacks it (Yandex Market's order items without
+    // `price`) is the documentation contradicting itself, and is not required.
+    let built: Vec<Value> = json_media
+        .and_then(|m| m.get("schema"))
+        .map(|s| {
+            let mut v = from_schema(doc, s, 0);
+            complete(doc, s, &mut v, 0);
+            v
+        })
+        .into_iter()
+        .collect();
+    relax(&mut schema, &built, &mut relaxed, Some("required"));
+    Contract {
+        schema,
+        params,
+        body,
+        relaxed,
+    }
+}
+
+/// The path and query parameters of `op`: how each is read, and the `path` and `query`
+/// properties of the request's schema.
+fn parameters(
+    doc: &Value,
+    op: &DocOp<'_>,
+    conv: &mut Converter<'_>,
+) -> (Vec<Param>, Map<String, Value>) {
     let mut params = Vec::new();
     let mut places: [(Map<String, Value>, Vec<Value>); 2] = Default::default();
     for p in &op.params {
@@ -69,51 +124,7 @@ pub(crate) fn contract(doc: &Value, op: &DocOp<'_>, dialect: Dialect) -> Contrac
             );
         }
     }
-    let request_body = op.op.get("requestBody").map(|b| deref(doc, b));
-    let content = request_body
-        .and_then(|b| b.get("content"))
-        .and_then(Value::as_object);
-    let body = request_body.map(|b| Body {
-        required: b.get("required").and_then(Value::as_bool) == Some(true),
-        media: content
-            .map(|c| c.keys().cloned().collect())
-            .unwrap_or_default(),
-    });
-    let json_media = content.and_then(|c| c.iter().find(|(m, _)| is_json(m)).map(|(_, v)| v));
-    if let Some(schema) = json_media.and_then(|m| m.get("schema")) {
-        properties.insert("body".into(), conv.schema(schema));
-    }
-    let (defs, mut relaxed) = conv.finish();
-    let mut schema = json!({"type": "object", "properties": properties});
-    if !defs.is_empty()
-        && let Some(o) = schema.as_object_mut()
-    {
-        o.insert("$defs".into(), Value::Object(defs));
-    }
-    let examples = json_media
-        .map(|m| body_examples(doc, m))
-        .unwrap_or_default();
-    relax(&mut schema, &examples, &mut relaxed, None);
-    // A body built from the schema as a client builds one from the documentation (its
-    // nested examples, then its types) leaves out what those examples leave out: a property
-    // required beside a nested example that lacks it (Yandex Market's order items without
-    // `price`) is the documentation contradicting itself, and is not required.
-    let built: Vec<Value> = json_media
-        .and_then(|m| m.get("schema"))
-        .map(|s| {
-            let mut v = from_schema(doc, s, 0);
-            complete(doc, s, &mut v, 0);
-            v
-        })
-        .into_iter()
-        .collect();
-    relax(&mut schema, &built, &mut relaxed, Some("required"));
-    Contract {
-        schema,
-        params,
-        body,
-        relaxed,
-    }
+    (params, properties)
 }
 
 /// The request examples a JSON body's description gives: its `example`, each of its

@@ -7,9 +7,10 @@ mod compiled;
 mod contract;
 mod convert;
 mod import;
+mod keywords;
 mod rules;
 
 pub use check::Invalid;
 pub use compiled::Violation;
-pub use convert::Dialect;
+pub use keywords::Dialect;
 pub use rules::RequestRules;

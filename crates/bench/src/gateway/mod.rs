@@ -14,6 +14,7 @@
 //! rate over the memory sandbox's is the cost of sharing buckets.
 
 mod config;
+pub mod posted;
 mod report;
 mod servers;
 
@@ -21,7 +22,7 @@ use anyhow::ensure;
 
 pub use config::{Backing, Config};
 pub use report::{CpuSummary, Report, Round, RoundCpu, table};
-pub use servers::{ALLOWED, REJECTED, issue_key, open_sandbox};
+pub use servers::{ALLOWED, POSTED, REJECTED, issue_key, open_sandbox};
 pub(crate) use servers::{BenchPath, Sandbox, admin_token, measured, start_hello};
 
 use crate::cpu::PerRequest;

@@ -20,6 +20,12 @@ pub const REJECTED: (&str, &str) = (
     "common-api.get.api-v1-seller-info",
 );
 
+/// The operation of the posted path (a 2 KB valid body: [`super::posted`]) and its limit group.
+pub const POSTED: (&str, &str) = (
+    "/wb/discounts-prices-api/api/v2/list/goods/filter",
+    "discounts-prices-api.tseny-i-skidki",
+);
+
 /// Starts the hello-world anchor as its own process, pinned to the servers' core.
 pub(crate) fn start_hello(config: &Config) -> anyhow::Result<Server> {
     let mut hello = wrapped(
@@ -122,7 +128,7 @@ fn set_up(base: &str, token: &str) -> anyhow::Result<String> {
     })
 }
 
-/// Creates a sandbox named `name` with [`ALLOWED`]'s group opened wide, [`REJECTED`]'s closed
+/// Creates a sandbox named `name` with [`ALLOWED`]'s and [`POSTED`]'s groups opened wide, [`REJECTED`]'s closed
 /// to a token an hour and a default latency of 0; returns its id and first key.
 ///
 /// # Errors
@@ -161,6 +167,10 @@ pub async fn open_sandbox(
     for (group, limit) in [
         (
             ALLOWED.1,
+            json!({"burst": 1_000_000, "per_second": 1_000_000}),
+        ),
+        (
+            POSTED.1,
             json!({"burst": 1_000_000, "per_second": 1_000_000}),
         ),
         (REJECTED.1, json!({"burst": 1, "interval_ms": 3_600_000})),

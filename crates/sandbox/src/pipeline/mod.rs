@@ -20,7 +20,7 @@ mod operating;
 mod respond;
 mod route;
 mod slots;
-pub(crate) mod validate;
+mod validate;
 
 use std::sync::Arc;
 
@@ -53,6 +53,7 @@ pub(crate) async fn handle(
         chaos: false,
         fill: None,
         watched: None,
+        invalid: false,
     };
     // A route is made from the catalog, so its service is there.
     let Some(service) = state.catalog.services().get(route.index) else {
@@ -107,7 +108,7 @@ async fn stages(
     } else {
         slots::take(state, &admitted, owner, &at).await?
     };
-    let invalid = validate::check(state, &resolved, &call, controls, owner, &admitted)?;
+    let invalid = validate::check(state, &resolved, &call, controls, owner, &admitted, seen)?;
     let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
     if chaos.rate_limited() {
         return Err(admitted.exceeded(at.weight));

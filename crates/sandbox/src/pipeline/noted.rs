@@ -12,4 +12,6 @@ pub(super) struct Noted {
     pub(super) fill: Option<(u32, u32)>,
     /// The sandbox and key of the request, when a dashboard feed is open (else not looked at).
     pub(super) watched: Option<(Arc<str>, Arc<str>)>,
+    /// Refused as its description does not allow it (a refusal for the dashboard's feed).
+    pub(super) invalid: bool,
 }

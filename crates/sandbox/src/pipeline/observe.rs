@@ -70,11 +70,7 @@ impl Seeing {
         if self.debug {
             tracing::debug!(request_id = meta.id(), service = %id, method = %self.method, path = self.path.as_deref().unwrap_or(""), status, scenario, "answered");
         }
-        refused
-            || (status >= 400
-                && resp
-                    .headers()
-                    .contains_key(crate::pipeline::validate::X_APISTEND_INVALID))
+        refused || seen.invalid
     }
 
     /// Publishes the request to the dashboard's feed of `sandbox`, `key`'s (with the body of a

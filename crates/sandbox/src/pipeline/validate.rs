@@ -10,6 +10,7 @@ use http::{HeaderValue, Response};
 
 use super::answer::Answer;
 use super::limit::Admitted;
+use super::noted::Noted;
 use crate::buckets::Owner;
 use crate::controls::Controls;
 use crate::state::AppState;
@@ -17,7 +18,7 @@ use crate::tenants::Validation;
 
 /// `X-APIStend-Invalid`: why the request is not one its operation takes (a hint of ours, never
 /// a header the real service sends).
-pub(crate) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
+pub(super) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
 
 /// The longest reason sent in the header (a schema's enum can be long).
 const MAX_REASON: usize = 512;
@@ -31,6 +32,7 @@ pub(super) fn check(
     controls: &Controls,
     owner: &Owner,
     admitted: &Admitted<'_>,
+    seen: &mut Noted,
 ) -> Result<Option<HeaderValue>, Response<Body>> {
     let service = admitted.service;
     let mode = match controls.validation.as_deref() {
@@ -72,6 +74,7 @@ pub(super) fn check(
         .examples
         .as_ref()
         .and_then(|e| e.documented_refusal(op.method, &op.spec_path, reason));
+    seen.invalid = true;
     let mut answer = admitted.answer(|ctx| match documented {
         Some(refusal) => Answer::refusal(service, refusal, ctx),
         None => Answer::error(service, &invalid.kind(), ctx),
