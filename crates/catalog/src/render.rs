@@ -8,7 +8,8 @@ use apistend_limiter::{Decision, Quota};
 use serde_json::json;
 
 use crate::error_kind::{
-    B24_OPERATING_TIME_CODE, B24_RATE_LIMIT_CODE, ErrorAnswer, ErrorContext, ErrorKind, status_text,
+    B24_OPERATING_TIME_CODE, B24_RATE_LIMIT_CODE, ErrorAnswer, ErrorContext, ErrorKind, Problem,
+    status_text,
 };
 use crate::model::{ErrorStyle, Service};
 use crate::rate_headers::{RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};
@@ -145,9 +146,19 @@ fn b24(kind: &ErrorKind) -> ErrorAnswer {
             "Method not found!".to_owned(),
         ),
         ErrorKind::Conflict => (400, "ERROR_CORE", "Conflict".to_owned()),
-        ErrorKind::BadRequest(why) | ErrorKind::Invalid { message: why, .. } => {
-            (400, "INVALID_REQUEST", why.clone())
-        }
+        ErrorKind::BadRequest(why) => (400, "INVALID_REQUEST", why.clone()),
+        // The codes its methods answer (errors.json): a parameter missing, and one of a value
+        // the method does not take.
+        ErrorKind::Invalid {
+            problem: Problem::Missing,
+            field,
+            ..
+        } => (
+            400,
+            "ERROR_ARGUMENT",
+            format!("Argument '{field}' is null or empty"),
+        ),
+        ErrorKind::Invalid { message, .. } => (400, "INVALID_ARG_VALUE", message.clone()),
         ErrorKind::ServerError => (
             500,
             "INTERNAL_SERVER_ERROR",

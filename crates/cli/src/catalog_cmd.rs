@@ -99,6 +99,10 @@ enum CatalogCommand {
         /// `crates/answers/data/b24-methods.pack`).
         #[arg(long)]
         answers: Option<PathBuf>,
+        /// Also write the methods' request rules here (the embedded
+        /// `crates/answers/data/b24-requests.pack`: parameters, required, types).
+        #[arg(long)]
+        requests: Option<PathBuf>,
     },
     /// Write the sandbox's answers of every operation of an official OpenAPI document (YAML or
     /// JSON): the embedded `crates/answers/data/NAME-answers.pack` a definition's
@@ -214,16 +218,13 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
             methods,
             definition,
             answers,
-        } => {
-            if let Some(path) = &answers {
-                let text = std::fs::read_to_string(&methods)
-                    .with_context(|| format!("reading {}", methods.display()))?;
-                let documented = apistend_sandbox::B24Methods::from_methods_json(&text)?;
-                std::fs::write(path, documented.to_file_bytes())
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            regenerate(&methods, &definition, apistend_catalog::import::b24::import)
-        }
+            requests,
+        } => import_b24(
+            &methods,
+            &definition,
+            answers.as_deref(),
+            requests.as_deref(),
+        ),
         CatalogCommand::ImportAnswers { spec, output } => {
             write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output)
         }
@@ -247,6 +248,34 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
             apistend_catalog::import::ymarket::import,
         ),
     }
+}
+
+/// `import-b24`: the definition's methods, and the methods' examples and request rules when
+/// asked for.
+fn import_b24(
+    methods: &std::path::Path,
+    definition: &std::path::Path,
+    answers: Option<&std::path::Path>,
+    requests: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(methods)
+        .with_context(|| format!("reading {}", methods.display()))?;
+    let write = |path: &std::path::Path, bytes: Vec<u8>| {
+        std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+    };
+    if let Some(path) = requests {
+        write(
+            path,
+            apistend_sandbox::RequestRules::of_b24_methods(&text)?.to_file_bytes(),
+        )?;
+    }
+    if let Some(path) = answers {
+        write(
+            path,
+            apistend_sandbox::B24Methods::from_methods_json(&text)?.to_file_bytes(),
+        )?;
+    }
+    regenerate(methods, definition, apistend_catalog::import::b24::import)
 }
 
 /// The catalog's operations and their limits, as a table or JSON rows.

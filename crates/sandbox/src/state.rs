@@ -82,7 +82,7 @@ impl Emulated {
             .iter()
             .map(|s| {
                 let at = examples.iter().position(|(id, _)| *id == s.id);
-                let requests = match &s.examples {
+                let requests = match &s.requests {
                     Some(name) => RequestRules::embedded(name)?,
                     None => None,
                 };

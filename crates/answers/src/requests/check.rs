@@ -32,10 +32,10 @@ impl Invalid {
     }
 
     /// The service's error kind for it; its field is named as the service names it, without
-    /// the part of the request it is in (`name`, not `body.name`).
+    /// the part of the request it is in (`name`, not `body.name` or `params.name`).
     pub fn kind(&self) -> ErrorKind {
         let at = self.0.at.as_str();
-        let field = ["body.", "query.", "path."]
+        let field = ["body.", "query.", "path.", "params."]
             .iter()
             .find_map(|p| at.strip_prefix(p))
             .unwrap_or(at);
@@ -79,6 +79,9 @@ impl RequestRules {
         if own_path && !path_values.is_empty() {
             instance.insert("path".into(), Value::Object(path_values));
         }
+        if c.params.iter().any(|p| p.place == Place::Param) {
+            instance.insert("params".into(), Value::Object(either_way(c, call)));
+        }
         // The query object is there whenever a query parameter is declared, so that a
         // required one that is missing is seen missing.
         if c.params.iter().any(|p| p.place == Place::Query) {
@@ -112,8 +115,10 @@ fn body(c: &Contract, call: &Call, empty_body_ok: bool) -> Result<Option<Value>,
         return Ok(None);
     }
     let expected = || rule.media.join(", ");
+    // A body of any type needs no name for it.
+    let any = rule.media.iter().any(|m| m == "*/*");
     match call.content_type.as_deref() {
-        None if !rule.media.is_empty() => {
+        None if !rule.media.is_empty() && !any => {
             return Err(Invalid::at(
                 "Content-Type",
                 Problem::MediaType,
@@ -157,6 +162,7 @@ fn params(c: &Contract, template: &str, call: &Call) -> (Map<String, Value>, Map
     let offset = actual.len().saturating_sub(segments.len());
     for p in &c.params {
         match p.place {
+            Place::Param => {}
             Place::Path => {
                 let wanted = format!("{{{}}}", p.name);
                 let value = segments
@@ -193,4 +199,40 @@ fn params(c: &Contract, template: &str, call: &Call) -> (Map<String, Value>, Map
         }
     }
     (path_values, query)
+}
+
+/// The parameters a method takes from its query or its body (Bitrix24): each found by its name
+/// in any case, read as its declared type; given only as PHP's `name[key]=…` pairs, it is there
+/// (an object).
+fn either_way(c: &Contract, call: &Call) -> Map<String, Value> {
+    let mut out = Map::new();
+    let body = call.body.as_ref().and_then(Value::as_object);
+    for p in c.params.iter().filter(|p| p.place == Place::Param) {
+        let named = |k: &str| k.eq_ignore_ascii_case(&p.name);
+        let nested = |k: &str| {
+            k.get(..p.name.len()).is_some_and(named)
+                && k.get(p.name.len()..).is_some_and(|r| r.starts_with('['))
+        };
+        let value = call
+            .query
+            .iter()
+            .find(|(k, _)| named(k))
+            .map(|(_, v)| p.scalar.read(v))
+            .or_else(|| {
+                let (_, v) = body?.iter().find(|(k, _)| named(k))?;
+                Some(match v {
+                    Value::String(text) => p.scalar.read(text),
+                    other => other.clone(),
+                })
+            })
+            .or_else(|| {
+                let in_query = call.query.iter().any(|(k, _)| nested(k));
+                let in_body = body.is_some_and(|b| b.keys().any(|k| nested(k)));
+                (in_query || in_body).then(|| Value::Object(Map::new()))
+            });
+        if let Some(v) = value {
+            out.insert(p.name.clone(), v);
+        }
+    }
+    out
 }

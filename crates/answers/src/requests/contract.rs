@@ -30,6 +30,9 @@ pub(crate) enum Place {
     Path,
     /// The query string.
     Query,
+    /// Either the query or the body, by a name in any case, PHP's `name[…]` keys included
+    /// (Bitrix24's methods take their parameters either way).
+    Param,
 }
 
 /// A parameter: its name, place, and how its text is read.

@@ -102,7 +102,8 @@ fn parameters(
         let [in_path, in_query] = &mut places;
         let (props, required) = match place {
             Place::Path => in_path,
-            Place::Query => in_query,
+            // An OpenAPI parameter is in the path or the query (`Param` is Bitrix24's).
+            Place::Query | Place::Param => in_query,
         };
         props.insert(name.to_owned(), schema);
         if place == Place::Path || p.get("required").and_then(Value::as_bool) == Some(true) {

@@ -74,7 +74,7 @@ pub struct RequestRules {
 const WHAT: &str = "request rules file";
 
 /// Name → the committed request rules (the names of the answers sets).
-const EMBEDDED: [(&str, &[u8]); 5] = [
+const EMBEDDED: [(&str, &[u8]); 6] = [
     ("wb", include_bytes!("../../data/wb-requests.pack")),
     ("apify", include_bytes!("../../data/apify-requests.pack")),
     ("ozon", include_bytes!("../../data/ozon-requests.pack")),
@@ -86,6 +86,7 @@ const EMBEDDED: [(&str, &[u8]); 5] = [
         "moysklad",
         include_bytes!("../../data/moysklad-requests.pack"),
     ),
+    ("b24", include_bytes!("../../data/b24-requests.pack")),
 ];
 
 impl RequestRules {
@@ -132,6 +133,32 @@ impl RequestRules {
         Self {
             rules: Arc::new(Indexed::built(rules)),
         }
+    }
+
+    /// The rules of Bitrix24's methods, from its documentation's `methods.json` (each
+    /// method's parameters: names, required, integer and number types).
+    ///
+    /// # Errors
+    /// [`AnswersError`] for text that is not such a file.
+    pub fn of_b24_methods(methods_json: &str) -> Result<Self, AnswersError> {
+        let mut rules = Rules::default();
+        for (path, c) in super::b24::contracts(methods_json)
+            .map_err(|e| AnswersError::corrupt("methods.json", e))?
+        {
+            let bytes = serde_json::to_vec(&c).unwrap_or_default();
+            let rule = Rule {
+                meta: RuleMeta {
+                    method: Method::Post.as_str().to_owned(),
+                    path,
+                },
+                entry: Entry::ready(Bytes::from(bytes)),
+                prepared: OnceLock::new(),
+            };
+            insert(&mut rules, Method::Post, rule);
+        }
+        Ok(Self {
+            rules: Arc::new(Indexed::built(rules)),
+        })
     }
 
     /// The rules of every `*.yaml` of `dir` (WB's specs), or of one document (YAML or JSON).

@@ -132,6 +132,7 @@ pub(crate) fn build(
         batch_max: file.batch.map(|b| b.max),
         answers: file.answers,
         examples: file.examples.clone(),
+        requests: file.requests.clone().or_else(|| file.examples.clone()),
         empty_body_is_empty_object: file.empty_body_is_empty_object,
         hosts,
         hostnames: file.hostnames.iter().map(|n| n.get_ref().clone()).collect(),

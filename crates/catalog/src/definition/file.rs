@@ -77,6 +77,10 @@ pub struct ServiceFile {
     /// of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<String>,
+    /// The embedded request rules its requests are checked by (`b24`), when they are not
+    /// named like its `examples`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<String>,
     /// Milliseconds every answer waits unless the request says otherwise.
     #[serde(default)]
     pub latency_ms: u32,

@@ -63,6 +63,9 @@ pub struct Service {
     pub answers: AnswerSource,
     /// The embedded OpenAPI examples that answer what `answers` does not (by name).
     pub examples: Option<String>,
+    /// The embedded request rules its requests are checked by (by name): its definition's
+    /// `requests`, else its `examples`.
+    pub requests: Option<String>,
     /// Whether a missing required body counts as `{}` (Ozon) rather than a 400.
     pub empty_body_is_empty_object: bool,
     /// The hosts of the real service, for services with several (WB), short names first: the

@@ -54,10 +54,15 @@ pub(super) fn check(
     let Some(rules) = &emulated.requests else {
         return Ok(None);
     };
+    // An RPC-style call (Bitrix24's `/rest/{method}`) is checked by its method's own rules.
+    let (method, path) = match call.rpc_method {
+        Some(_) => (call.method, call.path.as_str()),
+        None => (op.method, op.spec_path.as_str()),
+    };
     let own_path = op.spec_path.ends_with(op.path.as_str());
     let Err(invalid) = rules.check(
-        op.method,
-        &op.spec_path,
+        method,
+        path,
         call,
         service.empty_body_is_empty_object,
         own_path,
@@ -73,7 +78,7 @@ pub(super) fn check(
     let documented = emulated
         .examples
         .as_ref()
-        .and_then(|e| e.documented_refusal(op.method, &op.spec_path, reason));
+        .and_then(|e| e.documented_refusal(method, path, reason));
     seen.invalid = true;
     let mut answer = admitted.answer(|ctx| match documented {
         Some(refusal) => Answer::refusal(service, refusal, ctx),

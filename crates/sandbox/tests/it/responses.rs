@@ -156,15 +156,29 @@ async fn built_in_answers_of_bitrix_apify_ozon() {
             .header("X-Mock-Key", &s.key)
             .header("X-Mock-Delay", "0")
     };
-    for m in [
-        "crm.deal.fields",
-        "crm.deal.list",
-        "crm.deal.add",
-        "profile",
-        "app.info",
-        "placement.bind",
+    for (m, query) in [
+        ("crm.deal.fields", &[][..]),
+        ("crm.deal.list", &[]),
+        ("crm.deal.add", &[]),
+        ("profile", &[]),
+        ("app.info", &[]),
+        // Its two required parameters (methods.json).
+        (
+            "placement.bind",
+            &[
+                ("PLACEMENT", "CRM_DEAL_DETAIL_TAB"),
+                ("HANDLER", "https://example.com/tab"),
+            ],
+        ),
     ] {
-        let v: Value = b24(m).send().await.unwrap().json().await.unwrap();
+        let v: Value = b24(m)
+            .query(query)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert!(
             v.get("result").is_some() && v.get("time").is_some(),
             "{m}: {v}"
@@ -588,6 +602,9 @@ async fn every_documented_bitrix24_method_answers() {
                 method.to_ascii_uppercase()
             ))
             .header("X-Mock-Delay", "0")
+            // The answers are walked, not the requests (most methods require more than an
+            // `ID`): validation has its own walk (`validation::every_bitrix24_method…`).
+            .header("X-Mock-Validation", "off")
             // What a `*.get` needs; the other methods ignore it.
             .query(&[("ID", "1")])
             .send()
@@ -697,6 +714,18 @@ fn the_embedded_request_rules_are_what_the_import_makes_of_the_descriptions() {
             rules(p, dialect)
         });
     }
+    committed_is_fresh(
+        "b24-requests.pack",
+        "b24/methods.json",
+        "cargo run -p apistend -- catalog import-b24 ../shared/specs/b24/methods.json \
+         --definition services/b24.toml --requests crates/answers/data/b24-requests.pack",
+        |path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            apistend_sandbox::RequestRules::of_b24_methods(&text)
+                .unwrap()
+                .to_file_bytes()
+        },
+    );
     let Some(specs) = support::wb_specs() else {
         return;
     };

@@ -597,3 +597,158 @@ async fn huge_and_deep_bodies_are_refused_in_the_services_words() {
     assert_eq!(status, 413, "{body}");
     assert_eq!(body["code"], 3, "{body}");
 }
+
+/// Bitrix24: `{"error", "error_description"}` (errors.json's envelope), 400, with the codes its
+/// methods answer: ERROR_ARGUMENT "Argument 'X' is null or empty" for a missing parameter,
+/// INVALID_ARG_VALUE for a value the method does not take.
+#[tokio::test]
+async fn bitrix24_refuses_a_method_called_without_its_parameters() {
+    let s = open().await;
+    let c = support::client();
+    let call = |method: &str, query: &[(&str, &str)], body: Option<Value>| {
+        let mut r = c
+            .post(format!("{}/b24/rest/1/{}/{method}.json", s.base, s.key))
+            .header("X-Mock-Delay", "0")
+            .query(query);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        r.send()
+    };
+    let refused = async |r: reqwest::Response, code: &str, reason: &str| {
+        assert_eq!(r.status(), 400);
+        let why = r.headers()["x-apistend-invalid"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(why.starts_with(reason), "{why}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"], code, "{body}");
+        assert!(body["error_description"].is_string(), "{body}");
+        body
+    };
+    // crm.deal.update: `id` (integer) required; `fields` is not.
+    let body = refused(
+        call("crm.deal.update", &[], None).await.unwrap(),
+        "ERROR_ARGUMENT",
+        "params.id: is required",
+    )
+    .await;
+    assert_eq!(body["error_description"], "Argument 'id' is null or empty");
+    refused(
+        call("crm.deal.update", &[("id", "abc")], None)
+            .await
+            .unwrap(),
+        "INVALID_ARG_VALUE",
+        "params.id: want integer",
+    )
+    .await;
+    // Found in any case, in the query, a JSON body or a form's PHP keys.
+    for r in [
+        call("crm.deal.update", &[("ID", "7")], None).await.unwrap(),
+        call(
+            "crm.deal.update",
+            &[],
+            Some(json!({"id": 7, "fields": {"TITLE": "x"}})),
+        )
+        .await
+        .unwrap(),
+        call(
+            "CRM.DEAL.UPDATE",
+            &[("Id", "7"), ("fields[TITLE]", "x")],
+            None,
+        )
+        .await
+        .unwrap(),
+    ] {
+        assert!(r.headers().get("x-apistend-invalid").is_none(), "{r:?}");
+        assert_eq!(r.status(), 200);
+    }
+    // access.name: `ACCESS` (array) required, given as PHP's `ACCESS[]`.
+    refused(
+        call("access.name", &[], None).await.unwrap(),
+        "ERROR_ARGUMENT",
+        "params.ACCESS: is required",
+    )
+    .await;
+    let r = call("access.name", &[("ACCESS[]", "G2")], None)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // user.get takes nothing it requires.
+    assert_eq!(call("user.get", &[], None).await.unwrap().status(), 200);
+}
+
+/// Every documented Bitrix24 method that requires a parameter is refused without it, and
+/// answers with every required parameter given (`1`).
+#[tokio::test]
+async fn every_bitrix24_method_requires_its_documented_parameters() {
+    let Some(text) = support::shared_file("specs/b24/methods.json") else {
+        return;
+    };
+    let s = open().await;
+    let c = support::client();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let b24 = catalog.service(apistend_catalog::ServiceId::B24).unwrap();
+    // A method documented twice (REST 2 and 3) requires what both require.
+    let mut methods: Vec<(String, Vec<String>)> = Vec::new();
+    for m in doc["methods"].as_array().unwrap() {
+        let name = m["method"].as_str().unwrap().to_ascii_lowercase();
+        let required: Vec<String> = m["params"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["required"] == true)
+            .filter_map(|p| p["name"].as_str())
+            .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_owned)
+            .collect();
+        match methods.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, both)) => both.retain(|r| required.contains(r)),
+            None => methods.push((name, required)),
+        }
+    }
+    let (mut refused, mut accepted, mut without, mut failed) = (0, 0, 0, Vec::new());
+    for (name, required) in &methods {
+        if !b24
+            .operations
+            .iter()
+            .any(|o| o.path.eq_ignore_ascii_case(&format!("/rest/{name}")))
+        {
+            continue;
+        }
+        let send = |query: Vec<(&str, &str)>| {
+            c.post(format!("{}/b24/rest/1/{}/{name}.json", s.base, s.key))
+                .header("X-Mock-Delay", "0")
+                .query(&query)
+                .send()
+        };
+        let r = send(required.iter().map(|n| (n.as_str(), "1")).collect())
+            .await
+            .unwrap();
+        if r.headers().contains_key("x-apistend-invalid") {
+            failed.push(format!(
+                "{name} with its parameters: {:?}",
+                r.headers()["x-apistend-invalid"]
+            ));
+        } else {
+            accepted += 1;
+        }
+        if required.is_empty() {
+            without += 1;
+            continue;
+        }
+        let r = send(Vec::new()).await.unwrap();
+        if r.status() == 400 && r.headers().contains_key("x-apistend-invalid") {
+            refused += 1;
+        } else {
+            failed.push(format!("{name} without {required:?}: {}", r.status()));
+        }
+    }
+    eprintln!(
+        "Bitrix24: {accepted} accepted with their parameters, {refused} refused without, {without} require none"
+    );
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(refused > 500, "{refused}");
+}

@@ -124,3 +124,16 @@ pub fn client() -> reqwest::Client {
 pub fn wb_specs() -> Option<PathBuf> {
     apistend_testkit::wb_specs()
 }
+
+/// The text of `../shared/PATH` (beside WB's specs), or `None` after a loud skip outside CI.
+pub fn shared_file(path: &str) -> Option<String> {
+    let file = wb_specs()?.join("..").join(path);
+    match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            assert!(!apistend_testkit::in_ci(), "{}: {e}", file.display());
+            eprintln!("SKIP: {}: {e}", file.display());
+            None
+        }
+    }
+}
