@@ -339,7 +339,7 @@ def walk(name, docs, base, headers, url_of, out):
     out.flush()
 
 
-def walk_documented(name, url_base, key, endpoints_path, out):
+def walk_documented(name, url_base, key, endpoints_path, out, id_value="1"):
     """Endpoints documented without an OpenAPI (amoCRM's endpoints.json, from its docs and SDK;
     MoySklad's documentation-only endpoints): each is sent with its documented request body and
     must answer its documented status (200 when none is given), and a JSON body with the
@@ -350,12 +350,11 @@ def walk_documented(name, url_base, key, endpoints_path, out):
              "schema_unusable": 0, "failures": []}
     for ep in endpoints:
         stats["operations"] += 1
-        # MoySklad's ids are UUIDs (its description's path parameters say so).
-        uuid = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
-        path = ep["path"].replace("{id}", uuid)
+        # An id as the service writes one (`id_value`: MoySklad's are UUIDs, amoCRM's numbers).
+        path = ep["path"].replace("{id}", id_value)
         while "{" in path:
             i, j = path.index("{"), path.index("}")
-            path = path[:i] + uuid + path[j + 1:]
+            path = path[:i] + id_value + path[j + 1:]
         # The documentation's query strings sometimes sit in the path (`/entity/product/{id}&expand=files`).
         if "&" in path and "?" not in path:
             path = path.replace("&", "?", 1)
@@ -435,7 +434,8 @@ def main():
                         os.path.join(shared, "specs/amocrm/endpoints.json"), sys.stdout)
     if not only or "moysklad-doc-only" in only:
         walk_documented("moysklad-doc-only", f"{base}/moysklad/api/remap/1.2", key,
-                        os.path.join(shared, "specs/moysklad/doc-only-endpoints.json"), sys.stdout)
+                        os.path.join(shared, "specs/moysklad/doc-only-endpoints.json"), sys.stdout,
+                        id_value="3fa85f64-5717-4562-b3fc-2c963f66afa6")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ enum CatalogCommand {
         /// The definition to rewrite (services/amocrm.toml).
         #[arg(long)]
         definition: PathBuf,
+        /// Also write the endpoints' request rules here (the embedded
+        /// `crates/answers/data/amocrm-requests.pack`).
+        #[arg(long)]
+        requests: Option<PathBuf>,
     },
     /// Regenerate the operations of an Apify definition from its official OpenAPI (see
     /// ../shared/specs/apify): everything above the definition's marker line is kept.
@@ -172,11 +176,8 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         CatalogCommand::ImportAmocrm {
             endpoints,
             definition,
-        } => regenerate(
-            &endpoints,
-            &definition,
-            apistend_catalog::import::amocrm::import,
-        ),
+            requests,
+        } => import_amocrm(&endpoints, &definition, requests.as_deref()),
         CatalogCommand::ImportApify {
             spec,
             definition,
@@ -248,6 +249,27 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
             apistend_catalog::import::ymarket::import,
         ),
     }
+}
+
+/// `import-amocrm`: the definition's operations, and the endpoints' request rules when asked
+/// for.
+fn import_amocrm(
+    endpoints: &std::path::Path,
+    definition: &std::path::Path,
+    requests: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    if let Some(path) = requests {
+        let text = std::fs::read_to_string(endpoints)
+            .with_context(|| format!("reading {}", endpoints.display()))?;
+        let rules = apistend_sandbox::RequestRules::of_amocrm_endpoints(&text)?;
+        std::fs::write(path, rules.to_file_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    regenerate(
+        endpoints,
+        definition,
+        apistend_catalog::import::amocrm::import,
+    )
 }
 
 /// `import-b24`: the definition's methods, and the methods' examples and request rules when

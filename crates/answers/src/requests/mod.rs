@@ -2,6 +2,7 @@
 //! parameters, `Content-Type`, body syntax and body schema, from its official description
 //! (imported into `data/NAME-requests.pack`, compiled per operation on its first call).
 
+mod amocrm;
 mod b24;
 mod check;
 mod compiled;

@@ -74,7 +74,7 @@ pub struct RequestRules {
 const WHAT: &str = "request rules file";
 
 /// Name → the committed request rules (the names of the answers sets).
-const EMBEDDED: [(&str, &[u8]); 6] = [
+const EMBEDDED: [(&str, &[u8]); 7] = [
     ("wb", include_bytes!("../../data/wb-requests.pack")),
     ("apify", include_bytes!("../../data/apify-requests.pack")),
     ("ozon", include_bytes!("../../data/ozon-requests.pack")),
@@ -87,6 +87,7 @@ const EMBEDDED: [(&str, &[u8]); 6] = [
         include_bytes!("../../data/moysklad-requests.pack"),
     ),
     ("b24", include_bytes!("../../data/b24-requests.pack")),
+    ("amocrm", include_bytes!("../../data/amocrm-requests.pack")),
 ];
 
 impl RequestRules {
@@ -155,6 +156,32 @@ impl RequestRules {
                 prepared: OnceLock::new(),
             };
             insert(&mut rules, Method::Post, rule);
+        }
+        Ok(Self {
+            rules: Arc::new(Indexed::built(rules)),
+        })
+    }
+
+    /// The rules of amoCRM's endpoints, from its documentation's `endpoints.json` (no OpenAPI
+    /// exists): the body's shape and scalar types as its example has them, integer ids.
+    ///
+    /// # Errors
+    /// [`AnswersError`] for text that is not such a file.
+    pub fn of_amocrm_endpoints(endpoints_json: &str) -> Result<Self, AnswersError> {
+        let mut rules = Rules::default();
+        for (method, path, c) in super::amocrm::contracts(endpoints_json)
+            .map_err(|e| AnswersError::corrupt("endpoints.json", e))?
+        {
+            let Some(m) = Method::parse(&method) else {
+                continue;
+            };
+            let bytes = serde_json::to_vec(&c).unwrap_or_default();
+            let rule = Rule {
+                meta: RuleMeta { method, path },
+                entry: Entry::ready(Bytes::from(bytes)),
+                prepared: OnceLock::new(),
+            };
+            insert(&mut rules, m, rule);
         }
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),

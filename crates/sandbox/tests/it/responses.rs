@@ -726,6 +726,18 @@ fn the_embedded_request_rules_are_what_the_import_makes_of_the_descriptions() {
                 .to_file_bytes()
         },
     );
+    committed_is_fresh(
+        "amocrm-requests.pack",
+        "amocrm/endpoints.json",
+        "cargo run -p apistend -- catalog import-amocrm ../shared/specs/amocrm/endpoints.json \
+         --definition services/amocrm.toml --requests crates/answers/data/amocrm-requests.pack",
+        |path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            apistend_sandbox::RequestRules::of_amocrm_endpoints(&text)
+                .unwrap()
+                .to_file_bytes()
+        },
+    );
     let Some(specs) = support::wb_specs() else {
         return;
     };

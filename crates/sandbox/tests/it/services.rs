@@ -30,7 +30,13 @@ async fn amocrm_answers_its_most_used_endpoints_from_its_definition() {
             .request(method.parse().unwrap(), format!("{}/amocrm{path}", s.base))
             .bearer_auth(&s.key)
             .header("X-Mock-Delay", "0")
-            .json(&serde_json::json!([{"name": "x"}]))
+            // A list creates (or updates) several; one lead's own path takes an object
+            // (endpoints.json's examples; validation refuses the other shape).
+            .json(&if path.ends_with("/20000001") {
+                serde_json::json!({"name": "x"})
+            } else {
+                serde_json::json!([{"name": "x"}])
+            })
             .send()
             .await
             .unwrap();

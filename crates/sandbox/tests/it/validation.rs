@@ -752,3 +752,77 @@ async fn every_bitrix24_method_requires_its_documented_parameters() {
     assert!(failed.is_empty(), "{failed:#?}");
     assert!(refused > 500, "{refused}");
 }
+
+/// amoCRM (no OpenAPI: endpoints.json): a body of the example's shape and scalar types, integer
+/// ids; refused in its problem+json with `validation-errors` naming the field (`path`).
+#[tokio::test]
+async fn amocrm_refuses_what_its_documentation_does_not_send() {
+    let s = open().await;
+    let amo = |m: M, p: &'static str, b: &'static str| post("amocrm", m, p, b);
+    let (status, why, _) = send(
+        &s,
+        amo(
+            M::POST,
+            "/api/v4/leads",
+            r#"[{"name": "x", "price": 20000}]"#,
+        ),
+    )
+    .await;
+    assert!(
+        (200..300).contains(&status) && why.is_empty(),
+        "{status} {why}"
+    );
+    let cases: Cases<'_> = vec![
+        (
+            amo(M::POST, "/api/v4/leads", r#"[{"name": "#),
+            "body: malformed JSON",
+        ),
+        (
+            amo(M::POST, "/api/v4/leads", r#"{"name": "x"}"#),
+            "body: want array",
+        ),
+        (
+            amo(
+                M::POST,
+                "/api/v4/leads",
+                r#"[{"name": "x", "price": "20000"}]"#,
+            ),
+            "body[0].price: want",
+        ),
+        (
+            amo(M::PATCH, "/api/v4/leads/abc", r#"{"status_id": 1}"#),
+            "path.id: want integer",
+        ),
+        (
+            amo(
+                M::POST,
+                "/api/v4/tasks",
+                r#"[{"text": "x", "complete_till": "tomorrow"}]"#,
+            ),
+            "body[0].complete_till: want",
+        ),
+        (
+            amo(
+                M::POST,
+                "/api/v4/webhooks",
+                r#"{"destination": "https://x", "settings": "add_lead"}"#,
+            ),
+            "body.settings: want",
+        ),
+        (
+            Req {
+                content_type: Some("text/plain"),
+                ..amo(M::POST, "/api/v4/contacts", "[]")
+            },
+            "Content-Type: text/plain is not accepted",
+        ),
+    ];
+    refused(&s, cases, |body, why| {
+        assert_eq!(body["status"], 400, "{body}");
+        assert_eq!(body["title"], "Bad Request", "{body}");
+        let e = &body["validation-errors"][0]["errors"][0];
+        assert!(e["code"].is_string(), "{body}");
+        assert_eq!(e["detail"], why, "{body}");
+    })
+    .await;
+}
