@@ -1,4 +1,4 @@
-//! Stage 7, scenario and latency: the failure a request asked for (`X-Mock-Scenario`) or its
+//! Stage 8, scenario and latency: the failure a request asked for (`X-Mock-Scenario`) or its
 //! sandbox draws, and how long the answer waits (`X-Mock-Delay`, the sandbox's or the
 //! service's latency).
 

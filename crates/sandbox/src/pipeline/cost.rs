@@ -1,4 +1,4 @@
-//! Stage 10, cost after the answer: what the answer costs beyond the tokens taken up front (a
+//! Stage 11, cost after the answer: what the answer costs beyond the tokens taken up front (a
 //! WB 409 counts as 10, or 33), or less (a Yandex Market 5xx costs nothing).
 
 use std::cmp::Ordering;

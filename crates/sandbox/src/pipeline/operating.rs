@@ -1,4 +1,4 @@
-//! Stage 8, operating time (where the service's definition has a budget: Bitrix24's): before
+//! Stage 9, operating time (where the service's definition has a budget: Bitrix24's): before
 //! the call, a method over its budget is refused; after it, the answer's `time` block accounts
 //! the call's processing time.
 

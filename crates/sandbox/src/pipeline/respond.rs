@@ -1,4 +1,4 @@
-//! Stage 9, the answer: the service's answer source first, then its OpenAPI examples.
+//! Stage 10, the answer: the service's answer source first, then its OpenAPI examples.
 
 use apistend_catalog::{ErrorKind, Resolved, Service};
 
