@@ -164,21 +164,21 @@ fn params(c: &Contract, template: &str, call: &Call) -> (Map<String, Value>, Map
         match p.place {
             Place::Param => {}
             Place::Path => {
-                let wanted = format!("{{{}}}", p.name);
                 let value = segments
                     .iter()
-                    .position(|s| *s == wanted)
+                    .position(|s| {
+                        s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) == Some(&p.name)
+                    })
                     .and_then(|i| actual.get(i + offset));
                 if let Some(v) = value {
                     path_values.insert(p.name.clone(), p.scalar.read(v));
                 }
             }
             Place::Query => {
-                let bracketed = format!("{}[]", p.name);
                 let values: Vec<&str> = call
                     .query
                     .iter()
-                    .filter(|(k, _)| *k == p.name || *k == bracketed)
+                    .filter(|(k, _)| *k == p.name || k.strip_suffix("[]") == Some(&p.name))
                     .map(|(_, v)| v.as_str())
                     .collect();
                 let Some(first) = values.first() else {

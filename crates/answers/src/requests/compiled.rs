@@ -161,31 +161,9 @@ fn keyword(e: &boon::ValidationError<'_, '_>) -> Option<String> {
         "additionalProperty" => "additionalProperties",
         k => k,
     };
-    Some(format!("{}/{keyword}", percent_decode(fragment)))
-}
-
-/// A URI fragment's `%XX` escapes decoded (a pointer's property names may hold any character).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b, hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    // A pointer's property names may hold any character: the fragment escapes them.
+    let pointer = percent_encoding::percent_decode_str(fragment).decode_utf8_lossy();
+    Some(format!("{pointer}/{keyword}"))
 }
 
 #[cfg(test)]

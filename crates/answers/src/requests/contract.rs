@@ -125,16 +125,15 @@ pub(crate) struct Body {
 impl Body {
     /// Whether a body of `content_type` is one the operation takes.
     pub(crate) fn accepts(&self, content_type: &str) -> bool {
-        let essence = essence(content_type);
+        let sent = essence(content_type);
         self.media.iter().any(|m| {
-            let m = essence_of_declared(m);
+            let m = essence(m);
             m == "*/*"
-                || m == essence
+                || m == sent
                 || m.strip_suffix("/*")
-                    .is_some_and(|top| essence.split('/').next() == Some(top))
-                // `application/json` takes its structured variants (`application/problem+json`,
-                // `application/json-patch+json` are distinct and stay refused).
-                || (m == "application/json" && essence == "text/json")
+                    .is_some_and(|top| sent.split('/').next() == Some(top))
+                // The old name of JSON; `…+json` types are other types and stay refused.
+                || (m == "application/json" && sent == "text/json")
         })
     }
 
@@ -152,10 +151,6 @@ pub(crate) fn essence(content_type: &str) -> String {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase()
-}
-
-fn essence_of_declared(m: &str) -> String {
-    essence(m)
 }
 
 /// Whether a media type is JSON (`application/json`, `…+json`).

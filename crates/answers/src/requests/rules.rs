@@ -42,6 +42,20 @@ pub(crate) struct Prepared {
 }
 
 impl Rule {
+    /// The rule of `method path`: `contract`, written as the archive keeps it.
+    fn of(method: Method, path: String, contract: &Contract) -> Self {
+        Self {
+            meta: RuleMeta {
+                method: method.as_str().to_owned(),
+                path,
+            },
+            entry: Entry::ready(Bytes::from(
+                serde_json::to_vec(contract).unwrap_or_default(),
+            )),
+            prepared: OnceLock::new(),
+        }
+    }
+
     /// The compiled contract (`None` for one that does not read or compile: the tests compile
     /// every embedded one, so only a hand-made file gets there, and its operation is unchecked).
     pub(crate) fn prepared(&self) -> Option<&Prepared> {
@@ -119,16 +133,11 @@ impl RequestRules {
         for doc in docs {
             for op in operations(doc) {
                 let c = contract(doc, &op, dialect);
-                let bytes = serde_json::to_vec(&c).unwrap_or_default();
-                let rule = Rule {
-                    meta: RuleMeta {
-                        method: op.method.as_str().to_owned(),
-                        path: op.path.clone(),
-                    },
-                    entry: Entry::ready(Bytes::from(bytes)),
-                    prepared: OnceLock::new(),
-                };
-                insert(&mut rules, op.method, rule);
+                insert(
+                    &mut rules,
+                    op.method,
+                    Rule::of(op.method, op.path.clone(), &c),
+                );
             }
         }
         Self {
@@ -146,16 +155,7 @@ impl RequestRules {
         for (path, c) in super::b24::contracts(methods_json)
             .map_err(|e| AnswersError::corrupt("methods.json", e))?
         {
-            let bytes = serde_json::to_vec(&c).unwrap_or_default();
-            let rule = Rule {
-                meta: RuleMeta {
-                    method: Method::Post.as_str().to_owned(),
-                    path,
-                },
-                entry: Entry::ready(Bytes::from(bytes)),
-                prepared: OnceLock::new(),
-            };
-            insert(&mut rules, Method::Post, rule);
+            insert(&mut rules, Method::Post, Rule::of(Method::Post, path, &c));
         }
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),
@@ -175,13 +175,7 @@ impl RequestRules {
             let Some(m) = Method::parse(&method) else {
                 continue;
             };
-            let bytes = serde_json::to_vec(&c).unwrap_or_default();
-            let rule = Rule {
-                meta: RuleMeta { method, path },
-                entry: Entry::ready(Bytes::from(bytes)),
-                prepared: OnceLock::new(),
-            };
-            insert(&mut rules, m, rule);
+            insert(&mut rules, m, Rule::of(m, path, &c));
         }
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),
