@@ -77,12 +77,21 @@ def bitrix24():
     b = Bitrix(f"{BASE}/b24/rest/1/{KEY}/", verbose=False)
     fields = b.get_all("crm.deal.fields")
     report("b24 crm.deal.fields", isinstance(fields, dict) and fields, count=len(fields or {}))
+    # What it writes, it reads back: 60 deals added in one go (batches of 50, which the library
+    # may send together and put together in its own order), then listed page by page
+    # (start/next/total: the sandbox starts with 3) and read back by id.
     t = time.monotonic()
-    deals = b.call("crm.deal.get", [{"ID": i} for i in range(1, 61)])
+    ids = b.call("crm.deal.add", [{"fields": {"TITLE": f"Deal {i}", "OPPORTUNITY": i}} for i in range(60)])
+    listed = b.get_all("crm.deal.list")
+    deals = b.call("crm.deal.get", [{"ID": i} for i in ids])
     report(
-        "b24 60 crm.deal.get in one go, no limit error",
-        len(deals) == 60,
+        "b24 60 crm.deal.add, listed and read back in one go, no limit error",
+        len(set(ids)) == 60
+        and len(listed) == 63
+        and sorted(d["TITLE"] for d in deals) == sorted(f"Deal {i}" for i in range(60))
+        and {int(d["ID"]) for d in deals} == set(ids),
         count=len(deals),
+        listed=len(listed),
         seconds=round(time.monotonic() - t, 2),
     )
 

@@ -41,6 +41,8 @@ impl Success {
 pub enum Refusal {
     /// The service's 400, with its reason.
     BadRequest(String),
+    /// The service's 404: the call names an object that is not there.
+    NotFound,
     /// An error the answer source wrote itself, whole (Bitrix24's method errors), with its
     /// status.
     Body {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::answer::{Refusal, Success};
+use crate::batch::Ran;
 use crate::call::Call;
 
 fn deal(id: u64) -> Value {
@@ -129,67 +130,146 @@ fn batch(
     batch_max: u32,
     documented: &crate::b24_methods::B24Methods,
 ) -> Result<Success, Refusal> {
-    let cmds = batch_commands(call);
-    if cmds.len() > usize::try_from(batch_max).unwrap_or(usize::MAX) {
-        return Err(error(
-            400,
-            "ERROR_BATCH_LENGTH_EXCEEDED",
-            "Max batch length exceeded",
-        ));
+    crate::batch::run_now(&Batch, call, batch_max, |nested| {
+        let method = nested.rpc_method.clone().unwrap_or_default();
+        answer(&method, &nested, 0, documented).filter(|_| method != "batch")
+    })
+}
+
+/// Bitrix24's `batch`: `cmd[key]=method?params`, each command's `$result[key]` (and
+/// `$result[key][FIELD]…`) references replaced by the answers of the commands before it, as
+/// the real batch resolves them; `halt=1` stops at the first error.
+pub(crate) struct Batch;
+
+impl crate::batch::Batching for Batch {
+    fn commands(&self, call: &Call, max: u32) -> Result<Vec<(String, String)>, Refusal> {
+        let cmds = batch_commands(call);
+        if cmds.len() > usize::try_from(max).unwrap_or(usize::MAX) {
+            return Err(error(
+                400,
+                "ERROR_BATCH_LENGTH_EXCEEDED",
+                "Max batch length exceeded",
+            ));
+        }
+        Ok(cmds)
     }
-    let mut results = serde_json::Map::new();
-    let mut errors = serde_json::Map::new();
-    for (key, cmd) in &cmds {
-        let (method, params) = cmd.split_once('?').unwrap_or((cmd.as_str(), ""));
+
+    fn call_of(&self, parent: &Call, command: &str, ran: &[Ran]) -> Result<Call, Refusal> {
+        let (method, params) = command.split_once('?').unwrap_or((command, ""));
         // Method names are case-insensitive in a batch too.
         let method = method.to_ascii_lowercase();
-        let method = method.as_str();
-        let nested = Call {
-            service: call.service,
-            method: call.method,
+        if parent.blocked.contains(&method) {
+            return Err(error(
+                400,
+                "OPERATION_TIME_LIMIT",
+                "Method is blocked due to operation time limit.",
+            ));
+        }
+        let query = crate::call::parse_query(params)
+            .into_iter()
+            .map(|(k, v)| (k, resolve(&v, ran)))
+            .collect();
+        Ok(Call {
+            service: parent.service,
+            method: parent.method,
             path: format!("/rest/{method}"),
-            host: None,
-            credential: None,
-            credential_part: None,
-            rpc_method: Some(method.to_owned()),
-            query: crate::call::parse_query(params),
+            host: parent.host.clone(),
+            credential: parent.credential.clone(),
+            credential_part: parent.credential_part.clone(),
+            rpc_method: Some(method),
+            query,
             body: None,
             blocked: Vec::new(),
             has_body: false,
             content_type: None,
             malformed: None,
-        };
-        if call.blocked.iter().any(|b| b == method) {
-            errors.insert(
-                key.clone(),
-                json!({"error": "OPERATION_TIME_LIMIT", "error_description": "Method is blocked due to operation time limit."}),
-            );
-            continue;
-        }
-        match answer(method, &nested, 0, documented) {
-            Some(Ok(s)) if method != "batch" => {
-                results.insert(
-                    key.clone(),
-                    s.body.get("result").cloned().unwrap_or(Value::Null),
-                );
-            }
-            Some(Err(Refusal::Body { body, .. })) => {
-                errors.insert(key.clone(), body);
-            }
-            _ => {
-                errors.insert(key.clone(), json!({"error": "ERROR_METHOD_NOT_FOUND", "error_description": "Method not found!"}));
-            }
-        }
+        })
     }
-    Ok(Success::ok(json!({
-        "result": {
-            "result": php_array(results),
-            "result_error": php_array(errors),
-            "result_total": [],
-            "result_next": [],
-            "result_time": [],
+
+    fn halts(&self, call: &Call) -> bool {
+        call.param("halt").is_some_and(|h| h == "1" || h == "true")
+    }
+
+    fn answer(&self, ran: Vec<Ran>) -> Success {
+        let mut results = serde_json::Map::new();
+        let mut errors = serde_json::Map::new();
+        let (mut totals, mut nexts) = (serde_json::Map::new(), serde_json::Map::new());
+        for r in ran {
+            match r.answer {
+                Some(Ok(s)) => {
+                    // A list's `total` and `next` go to `result_total` and `result_next`.
+                    if let Some(t) = s.body.get("total") {
+                        totals.insert(r.key.clone(), t.clone());
+                    }
+                    if let Some(n) = s.body.get("next") {
+                        nexts.insert(r.key.clone(), n.clone());
+                    }
+                    results.insert(r.key, s.body.get("result").cloned().unwrap_or(Value::Null));
+                }
+                Some(Err(Refusal::Body { body, .. })) => {
+                    errors.insert(r.key, body);
+                }
+                Some(Err(Refusal::BadRequest(why))) => {
+                    errors.insert(
+                        r.key,
+                        json!({"error": "INVALID_REQUEST", "error_description": why}),
+                    );
+                }
+                _ => {
+                    errors.insert(r.key, json!({"error": "ERROR_METHOD_NOT_FOUND", "error_description": "Method not found!"}));
+                }
+            }
         }
-    })))
+        Success::ok(json!({
+            "result": {
+                "result": php_array(results),
+                "result_error": php_array(errors),
+                "result_total": php_array(totals),
+                "result_next": php_array(nexts),
+                "result_time": [],
+            }
+        }))
+    }
+}
+
+/// `text` with each `$result[key]`, `$result[key][FIELD]`… replaced by that value of the
+/// answer of command `key` (a scalar's text; anything else, or a reference to nothing, is
+/// left as written).
+fn resolve(text: &str, ran: &[Ran]) -> String {
+    const MARK: &str = "$result[";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + MARK.len()..];
+        let mut keys = Vec::new();
+        let mut tail = after;
+        if let Some(end) = tail.find(']') {
+            keys.push(&tail[..end]);
+            tail = &tail[end + 1..];
+            while let Some(inner) = tail.strip_prefix('[') {
+                let Some(end) = inner.find(']') else { break };
+                keys.push(&inner[..end]);
+                tail = &inner[end + 1..];
+            }
+        }
+        let value = keys.split_first().and_then(|(cmd, path)| {
+            let r = ran.iter().find(|r| r.key == *cmd)?;
+            let Some(Ok(s)) = &r.answer else { return None };
+            path.iter().try_fold(s.body.get("result")?, |v, k| match v {
+                Value::Array(l) => l.get(k.parse::<usize>().ok()?),
+                _ => v.get(*k),
+            })
+        });
+        match value {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => out.push_str(&v.to_string()),
+            _ => out.push_str(&rest[at..rest.len() - tail.len()]),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A map as PHP's `json_encode` writes an array: a list when its keys are 0, 1, 2… in order
@@ -207,6 +287,32 @@ fn php_array(map: serde_json::Map<String, Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resolves_references_to_earlier_results() {
+        let ran = vec![
+            Ran {
+                key: "a".into(),
+                answer: Some(Ok(Success::ok(json!({"result": 42})))),
+            },
+            Ran {
+                key: "g".into(),
+                answer: Some(Ok(Success::ok(
+                    json!({"result": {"ID": "7", "L": [{"X": 1}]}}),
+                ))),
+            },
+        ];
+        assert_eq!(resolve("$result[a]", &ran), "42");
+        assert_eq!(resolve("id=$result[g][ID]!", &ran), "id=7!");
+        assert_eq!(resolve("$result[g][L][0][X]", &ran), "1");
+        assert_eq!(resolve("$result[nothing]", &ran), "$result[nothing]");
+        assert_eq!(
+            resolve("$result[g]", &ran),
+            "$result[g]",
+            "an object is left"
+        );
+        assert_eq!(resolve("$result[", &ran), "$result[");
+    }
 
     #[test]
     fn batch_results_are_arrays_as_php_writes_them() {

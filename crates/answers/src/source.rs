@@ -4,6 +4,7 @@
 use apistend_catalog::{AnswerSource, Operation, Service};
 
 use crate::answer::{Refusal, Success};
+use crate::batch::Batching;
 use crate::call::Call;
 use crate::error::AnswersError;
 use crate::{apify, b24, ozon, wb};
@@ -22,6 +23,11 @@ pub trait Answers: Send + Sync {
     /// The methods `call` runs inside it (a Bitrix24 `batch`), for the operating-time budget.
     fn nested(&self, _call: &Call) -> Vec<String> {
         Vec::new()
+    }
+
+    /// How `call` runs other calls, when it is a batch.
+    fn batching(&self, _call: &Call) -> Option<&dyn Batching> {
+        None
     }
 }
 
@@ -65,6 +71,10 @@ impl Answers for B24Methods {
     ) -> Option<Result<Success, Refusal>> {
         let method = call.rpc_method.as_deref()?;
         b24::answer(method, call, service.batch_max.unwrap_or(50), &self.0)
+    }
+
+    fn batching(&self, call: &Call) -> Option<&dyn Batching> {
+        (call.rpc_method.as_deref() == Some("batch")).then_some(&b24::Batch)
     }
 
     fn nested(&self, call: &Call) -> Vec<String> {

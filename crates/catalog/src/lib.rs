@@ -45,6 +45,10 @@ pub use export::CatalogRow;
 pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};
 pub use model::{
+    Action, ActionKind, Binding, IdKind, IdStyle, Missing, Paging, Render, Resource, Stamp,
+    StampFormat, StampOn,
+};
+pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,
     LatencyProfile, LimitGroup, Lockout, Method, OperatingBudget, Operation, Plan, Rejection,
     Service, ServiceId, short_host,

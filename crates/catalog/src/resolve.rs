@@ -176,6 +176,7 @@ mod tests {
             fixture: None,
             anonymous: false,
             repeatable: true,
+            binding: None,
         }
     }
 

@@ -85,6 +85,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 fixture: None,
                 anonymous: false,
                 repeatable: crate::repeat::repeatable_by_rule(method, &op.path),
+                binding: None,
             },
             op.group.clone(),
         ));

@@ -55,6 +55,16 @@ pub(crate) struct ServeArgs {
     /// A TOML file of catalog overrides.
     #[arg(long, env = "APISTEND_OVERRIDES")]
     overrides: Option<PathBuf>,
+    /// A JSON file of objects the demo sandbox starts with, as `GET /api/v1/sandboxes/{id}/objects`
+    /// exports them (`{"amocrm": {"leads": [{"id": 1, …}]}}`): checked whole, loaded at start.
+    #[arg(long, env = "APISTEND_SEED")]
+    seed: Option<PathBuf>,
+    /// Objects one sandbox keeps at most, in all its collections (a create beyond answers 507).
+    #[arg(long, env = "APISTEND_MAX_OBJECTS", default_value_t = 10_000)]
+    max_objects: u64,
+    /// Bytes of JSON one sandbox's objects take at most.
+    #[arg(long, env = "APISTEND_MAX_OBJECT_BYTES", default_value_t = 16 << 20)]
+    max_object_bytes: u64,
     #[command(flatten)]
     services: ServicesArg,
     /// The management API's token, at least 16 printable characters (when absent, one is
@@ -140,6 +150,15 @@ fn sandbox_config(args: &ServeArgs) -> anyhow::Result<SandboxConfig> {
     config.ca_dir.clone_from(&args.ca_dir);
     config.passthrough = args.passthrough;
     config.passthrough_allow.clone_from(&args.passthrough_allow);
+    config.max_objects = args.max_objects;
+    config.max_object_bytes = args.max_object_bytes;
+    if let Some(path) = &args.seed {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        config.seed = Some(
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?,
+        );
+    }
     if let Some(path) = &args.overrides {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -59,6 +59,14 @@ pub struct SandboxConfig {
     /// Internal address ranges (loopback, private, link-local…) a passthrough tunnel may reach
     /// all the same; the sandbox's own listeners never.
     pub passthrough_allow: Vec<ipnet::IpNet>,
+    /// Objects one sandbox keeps at most, in all the collections of its services (10 000);
+    /// a create beyond answers 507.
+    pub max_objects: u64,
+    /// Bytes of JSON one sandbox's objects take at most (16 MiB).
+    pub max_object_bytes: u64,
+    /// Objects the demo sandbox starts with (`{"SERVICE": {"COLLECTION": [OBJECT, …]}}`),
+    /// checked whole against the catalog before the sandbox starts.
+    pub seed: Option<serde_json::Value>,
 }
 
 impl SandboxConfig {
@@ -82,6 +90,9 @@ impl SandboxConfig {
             ca_dir: None,
             passthrough: false,
             passthrough_allow: Vec::new(),
+            max_objects: 10_000,
+            max_object_bytes: 16 << 20,
+            seed: None,
         }
     }
 

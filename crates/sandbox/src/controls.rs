@@ -1,5 +1,5 @@
-//! The sandbox's own request headers — `X-Mock-Scenario`, `X-Mock-Delay`, `X-Mock-Validation`
-//! and `X-Request-Id` —
+//! The sandbox's own request headers — `X-Mock-Scenario`, `X-Mock-Delay`, `X-Mock-Validation`,
+//! `X-Mock-State` and `X-Request-Id` —
 //! read in one pass over a request's headers.
 //!
 //! Looked up one by one, each hashed its name and probed the map on every request, though
@@ -15,6 +15,10 @@ pub(crate) const X_MOCK_DELAY: HeaderName = HeaderName::from_static("x-mock-dela
 
 /// `X-Mock-Validation`: `strict`, `report` or `off`, for this request instead of its sandbox's.
 pub(crate) const X_MOCK_VALIDATION: HeaderName = HeaderName::from_static("x-mock-validation");
+
+/// `X-Mock-State`: `off` answers an operation bound to a collection with its example, as if the
+/// sandbox kept nothing (`on`, the default: what the sandbox keeps).
+pub(crate) const X_MOCK_STATE: HeaderName = HeaderName::from_static("x-mock-state");
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
 pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -34,6 +38,8 @@ pub(crate) struct Controls {
     pub(crate) request_id: Option<String>,
     /// `X-Mock-Validation`, unchecked.
     pub(crate) validation: Option<String>,
+    /// `X-Mock-State`, unchecked.
+    pub(crate) state: Option<String>,
 }
 
 impl Controls {
@@ -43,6 +49,7 @@ impl Controls {
         let text = |v| apistend_answers::call::text(v).map(str::to_owned);
         let mut c = Controls::default();
         let (mut delay_seen, mut id_seen, mut validation_seen) = (false, false, false);
+        let mut state_seen = false;
         for (name, value) in headers {
             if *name == X_MOCK_SCENARIO && !c.asked_scenario {
                 c.asked_scenario = true;
@@ -56,6 +63,9 @@ impl Controls {
             } else if *name == X_MOCK_VALIDATION && !validation_seen {
                 validation_seen = true;
                 c.validation = text(value);
+            } else if *name == X_MOCK_STATE && !state_seen {
+                state_seen = true;
+                c.state = text(value);
             }
         }
         c

@@ -21,6 +21,7 @@ mod in_flight;
 mod intercept;
 mod lockout;
 mod metrics;
+mod objects;
 mod operating;
 mod pieces;
 mod pipeline;

@@ -85,6 +85,7 @@ impl Sandbox {
             s.follow(tenants.clone());
         }
         let lockouts = lockout::LockoutBook::start(sync.as_deref(), &catalog);
+        let objects = objects_of(&config, sync.as_deref(), &catalog, &record.id).await?;
         let app_token = record
             .b24_apps
             .first()
@@ -120,6 +121,7 @@ impl Sandbox {
                 .map_err(|e| SandboxError::Config(format!("the admin rate: {e}")))?,
             metrics,
             sync,
+            objects,
         };
         Ok(Self {
             state: Arc::new(state),
@@ -239,4 +241,36 @@ fn tls_for(catalog: &Arc<Catalog>, config: &SandboxConfig) -> Result<tls::Tls, S
         ca,
         Box::new(move |name| names.by_hostname(name).is_some()),
     )?)?)
+}
+
+/// Where the sandboxes' objects live (Redis when the tenants are shared, else memory), with
+/// the configured seed loaded into the sandbox `demo`.
+///
+/// # Errors
+/// A seed that does not check against `catalog` (naming the field), or one over the bounds.
+async fn objects_of(
+    config: &SandboxConfig,
+    sync: Option<&sync::TenantSync>,
+    catalog: &Catalog,
+    demo: &str,
+) -> Result<crate::objects::Objects, SandboxError> {
+    let bounds = crate::objects::Bounds {
+        objects: config.max_objects,
+        bytes: config.max_object_bytes,
+    };
+    let objects = match sync {
+        Some(s) => crate::objects::Objects::redis(s.connection(), bounds),
+        None => crate::objects::Objects::memory(bounds),
+    };
+    if let Some(doc) = &config.seed {
+        let data = crate::objects::seed::check(catalog, doc)
+            .map_err(|why| SandboxError::Config(format!("the seed: {why}")))?;
+        objects
+            .replace(demo, &data, &|s, c| {
+                crate::objects::seed::id_style(catalog, s, c)
+            })
+            .await
+            .map_err(|e| SandboxError::Config(format!("the seed: {e}")))?;
+    }
+    Ok(objects)
 }

@@ -45,6 +45,8 @@ pub(crate) struct AppState {
     pub(crate) passthrough: bool,
     /// Internal ranges a tunnel may reach all the same.
     pub(crate) passthrough_allow: Vec<ipnet::IpNet>,
+    /// The objects each sandbox keeps (its services' `resources`).
+    pub(crate) objects: crate::objects::Objects,
 }
 
 impl AppState {
@@ -65,6 +67,19 @@ pub(crate) struct Emulated {
     /// The request rules of its official description (its definition's `examples` names
     /// them), for the validation stage.
     pub(crate) requests: Option<RequestRules>,
+    /// The objects each of its resources starts with in a sandbox, made on first use.
+    seeds: Vec<std::sync::OnceLock<Vec<serde_json::Value>>>,
+}
+
+impl Emulated {
+    /// The objects its resource at `index` starts with in every sandbox (`make`s, once).
+    pub(crate) fn seed(
+        &self,
+        index: usize,
+        make: impl FnOnce() -> Vec<serde_json::Value>,
+    ) -> &[serde_json::Value] {
+        self.seeds.get(index).map_or(&[], |s| s.get_or_init(make))
+    }
 }
 
 impl Emulated {
@@ -91,6 +106,11 @@ impl Emulated {
                     examples: at.map(|i| examples.swap_remove(i).1),
                     operating: s.operating_budget.map(Operating::new),
                     requests,
+                    seeds: s
+                        .resources
+                        .iter()
+                        .map(|_| std::sync::OnceLock::new())
+                        .collect(),
                 })
             })
             .collect()

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::file::{Import, ServiceFile};
 use super::groups::Groups;
 use super::source::Source;
-use super::{operations, responses};
+use super::{operations, resources, responses};
 use crate::error::CatalogError;
 use crate::intern::intern;
 use crate::model::{
@@ -90,6 +90,7 @@ pub(crate) fn build(
     };
     operations::defined(src, file, &groups, &cost, &mut operations)?;
     groups.check_resources(src, file, &operations)?;
+    let resources = resources::bind(src, file, &mut operations)?;
     for h in &file.hosts {
         if !hosts.contains(h) {
             hosts.push(h.clone());
@@ -136,6 +137,7 @@ pub(crate) fn build(
         empty_body_is_empty_object: file.empty_body_is_empty_object,
         hosts,
         hostnames: file.hostnames.iter().map(|n| n.get_ref().clone()).collect(),
+        resources,
     })
 }
 

@@ -106,6 +106,9 @@ pub struct ServiceFile {
     /// Named quotas a user selects in an override file (`plan = "enterprise"`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub plans: BTreeMap<String, PlanDef>,
+    /// Collections it keeps per sandbox: what a client writes, it reads back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<crate::model::Resource>,
 }
 
 fn yes() -> bool {

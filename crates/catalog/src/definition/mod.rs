@@ -6,6 +6,7 @@ mod build;
 mod file;
 mod groups;
 mod operations;
+mod resources;
 mod responses;
 mod source;
 mod template;

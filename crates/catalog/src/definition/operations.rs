@@ -135,6 +135,7 @@ fn operation(
         fixture,
         anonymous: o.anonymous,
         repeatable: false,
+        binding: None,
     })
 }
 

@@ -4,12 +4,17 @@ mod credential;
 mod ids;
 mod limits;
 mod operation;
+mod resource;
 mod responses;
 mod service;
 
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
-pub use operation::{Fixture, Operation};
+pub use operation::{Binding, Fixture, Operation};
+pub use resource::{
+    Action, ActionKind, IdKind, IdStyle, Missing, Paging, Render, Resource, Stamp, StampFormat,
+    StampOn,
+};
 pub use responses::{AnswerSource, ErrorStyle, Rejection};
 pub use service::{LatencyProfile, Service};

@@ -44,6 +44,19 @@ pub struct Operation {
     /// applied it (a timeout after sending, a reset mid-answer, a 5xx): the definition's
     /// `repeatable`, else the rule of [`crate::repeat::repeatable_by_rule`] (RFC 9110 §9.2.2).
     pub repeatable: bool,
+    /// The collection it acts on, when its service keeps one (its definition's `resources`).
+    pub binding: Option<Binding>,
+}
+
+/// An operation's place in its service's [`resources`](super::service::Service::resources): the
+/// collection and the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Binding {
+    /// Index into the service's resources.
+    pub resource: usize,
+    /// Index into that resource's actions.
+    pub action: usize,
 }
 
 impl Operation {

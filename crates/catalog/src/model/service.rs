@@ -76,9 +76,35 @@ pub struct Service {
     pub hostnames: Vec<String>,
     /// Named quotas an override file selects (`plan = "enterprise"`).
     pub plans: Vec<Plan>,
+    /// The collections it keeps per sandbox, which its operations' [`Binding`]s point into.
+    ///
+    /// [`Binding`]: super::operation::Binding
+    pub resources: Vec<super::resource::Resource>,
 }
 
 impl Service {
+    /// Whether the real service answers at `host` (a name of its `hosts`, or of its
+    /// `hostnames`, exact or `*.suffix`; any case).
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let amo = catalog.service(apistend_catalog::ServiceId::new("amocrm")).unwrap();
+    /// assert!(amo.names_host("example.amocrm.ru"));
+    /// assert!(!amo.names_host("amocrm.ru.example.org"));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn names_host(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.hosts
+            .iter()
+            .chain(&self.hostnames)
+            .any(|p| match p.strip_prefix('*') {
+                Some(suffix) => host.len() > suffix.len() && host.ends_with(suffix),
+                None => *p == host,
+            })
+    }
+
     /// Whether an answer is this service's "over the limit": a 429, or its own rejection's
     /// status with its rejection's error code. `error` is the body's error code when the caller
     /// read the body; `None` judges by the status alone (a layer that reads no bodies).

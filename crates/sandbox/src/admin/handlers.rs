@@ -139,7 +139,13 @@ pub(super) async fn delete_one(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    removed(state.tenants.delete(&id), || format!("no sandbox {id:?}"))
+    let gone = removed(state.tenants.delete(&id), || format!("no sandbox {id:?}"))?;
+    // Its objects go with it (a sandbox made later never has its id).
+    let none = crate::objects::Export::new();
+    if let Err(e) = state.objects.replace(&id, &none, &|_, _| None).await {
+        tracing::warn!(sandbox = %id, error = %e, "the objects of a deleted sandbox stay");
+    }
+    Ok(gone)
 }
 
 #[utoipa::path(post, path = "/api/v1/sandboxes/{id}/keys", tag = "keys", params(("id" = String, Path)),

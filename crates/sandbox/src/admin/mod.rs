@@ -6,6 +6,7 @@
 //! - this file: the routes;
 //! - [`openapi`]: the OpenAPI document, generated from [`schema`], the bodies as types;
 //! - [`events`]: a sandbox's live feed (the dashboard's);
+//! - [`objects`]: a sandbox's objects: export, counts, seed, reset;
 //! - [`auth`]: the token, the API's own limit, and sharing changes with other instances;
 //! - [`body`]: bodies read whole before any answer;
 //! - [`problem`]: problem details and the typed [`ApiError`](problem::ApiError);
@@ -17,6 +18,7 @@ mod buckets;
 mod events;
 mod extract;
 mod handlers;
+mod objects;
 mod openapi;
 mod problem;
 mod schema;
@@ -67,6 +69,13 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         // An action, not a removal: the buckets are there again at once, full.
         .route("/api/v1/sandboxes/{id}/buckets/reset", post(reset))
         .route("/api/v1/sandboxes/{id}/events", get(events::events))
+        .route(
+            "/api/v1/sandboxes/{id}/objects",
+            get(objects::export)
+                .put(objects::replace)
+                .delete(objects::clear),
+        )
+        .route("/api/v1/sandboxes/{id}/objects/counts", get(objects::counts))
         .route("/api/v1/services", get(services))
         .route("/api/v1/scenarios", get(scenarios))
         .route_layer(middleware::from_fn_with_state(

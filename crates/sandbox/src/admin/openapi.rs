@@ -33,14 +33,15 @@ use super::schema::Problem;
     paths(
         document, services, scenarios, create, list, get_one, delete_one, issue_key, list_keys,
         revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit,
-        inspect, reset, events
+        inspect, reset, events, super::objects::export, super::objects::counts,
+        super::objects::replace, super::objects::clear
     ),
     components(schemas(Problem)),
     modifiers(&AdminToken),
     security(("admin" = [])),
     tags(
         (name = "sandboxes"), (name = "keys"), (name = "bitrix24"), (name = "limits"),
-        (name = "buckets"), (name = "catalog"), (name = "meta")
+        (name = "buckets"), (name = "objects"), (name = "catalog"), (name = "meta")
     )
 )]
 struct ApiDoc;
@@ -93,10 +94,39 @@ pub(crate) fn document_for(catalog: &Catalog, max_delay_ms: u64) -> String {
         .collect();
     settings["plans"] = json!({"type": "object", "properties": plans, "additionalProperties": false,
         "description": "Service id → the plan of its definition (Yandex Market's `medium`)."});
+    schemas["Objects"] = objects_schema(catalog);
     // Not both given (a null is not given).
     schemas["LimitBody"]["not"] = json!({"required": ["interval_ms", "per_second"],
         "properties": {"interval_ms": {"type": "integer"}, "per_second": {"type": "integer"}}});
     doc.to_string()
+}
+
+/// A sandbox's objects as the catalog allows them: the services that keep objects, their
+/// collections, each object with its id.
+fn objects_schema(catalog: &Catalog) -> Value {
+    let services: serde_json::Map<String, Value> = catalog
+        .services()
+        .iter()
+        .filter(|s| !s.resources.is_empty())
+        .map(|s| {
+            let colls: serde_json::Map<String, Value> = s
+                .resources
+                .iter()
+                .map(|r| {
+                    let item = json!({"type": "object", "required": [r.id.field],
+                        "properties": {&r.id.field: {"type": ["string", "number"]}}});
+                    (r.name.clone(), json!({"type": "array", "items": item}))
+                })
+                .collect();
+            let colls =
+                json!({"type": "object", "properties": colls, "additionalProperties": false});
+            (s.id.as_str().to_owned(), colls)
+        })
+        .collect();
+    json!({"type": "object", "properties": services, "additionalProperties": false,
+        "description": "Service → collection → its objects, each with its id (a later object \
+            of an id replaces an earlier one).",
+        "example": {"amocrm": {"leads": [{"id": 20_000_003, "name": "My deal 42"}]}}})
 }
 
 #[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),

@@ -30,6 +30,8 @@ pub(super) enum ApiError {
     Unprocessable(String),
     /// 503: the rate-limit store does not answer.
     Unavailable(String),
+    /// 507: over a sandbox's bound of objects or bytes.
+    Full(String),
     /// 500: the sandbox failed (logged).
     Internal(SandboxError),
 }
@@ -56,6 +58,9 @@ impl axum::response::IntoResponse for ApiError {
             ),
             ApiError::Unavailable(d) => {
                 problem(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable", &d)
+            }
+            ApiError::Full(d) => {
+                problem(StatusCode::INSUFFICIENT_STORAGE, "Insufficient Storage", &d)
             }
             ApiError::Internal(e) => {
                 tracing::error!(error = %e, "management API");

@@ -1,6 +1,8 @@
 //! The management API's bodies, as types: what the handlers read and write, and what the OpenAPI
 //! document describes (derived from these types, so the two cannot drift apart).
 
+use std::collections::BTreeMap;
+
 use apistend_catalog::GroupOverride;
 use serde::{Deserialize, Serialize};
 use utoipa::IntoResponses;
@@ -422,6 +424,15 @@ mod page {
 }
 
 /// What any management route may answer besides its success, each as problem details.
+/// A sandbox's objects: by service, by collection, the objects in the order they were created
+/// (each with its id: `id`, Bitrix24's `ID`).
+#[derive(ToSchema)]
+#[schema(value_type = Object, example = json!({"amocrm": {"leads": [{"id": 20000003, "name": "My deal 42"}]}}))]
+#[allow(dead_code)] // a description of a body, never built
+pub(super) struct Objects(
+    BTreeMap<String, BTreeMap<String, Vec<serde_json::Map<String, serde_json::Value>>>>,
+);
+
 #[derive(IntoResponses)]
 #[allow(dead_code)] // a description of answers, never built
 pub(super) enum Errors {

@@ -65,6 +65,15 @@ impl Answer {
         a
     }
 
+    /// The sandbox's own RFC 9457 problem, for what no service documents (a sandbox over its
+    /// bound of objects: 507).
+    pub(super) fn problem(status: u16, title: &str, detail: &str) -> Self {
+        let body = serde_json::json!({
+            "type": "about:blank", "title": title, "status": status, "detail": detail,
+        });
+        Self::new(status, "application/problem+json", body.to_string())
+    }
+
     /// What an answer source answered (its body in the service's `content_type` unless it
     /// names another media type).
     pub(super) fn success(s: Success, content_type: &'static str) -> Self {
@@ -88,6 +97,7 @@ impl Answer {
     pub(super) fn refusal(service: &Service, refusal: Refusal, ctx: &ErrorContext<'_>) -> Self {
         match refusal {
             Refusal::BadRequest(why) => Self::error(service, &ErrorKind::BadRequest(why), ctx),
+            Refusal::NotFound => Self::error(service, &ErrorKind::NotFound, ctx),
             Refusal::Body {
                 status,
                 body,

@@ -15,6 +15,7 @@ mod limit;
 mod lockout;
 mod meta;
 mod noted;
+mod objects;
 mod observe;
 mod operating;
 mod respond;
@@ -86,6 +87,7 @@ async fn stages(
 ) -> Result<Response<Body>, Response<Body>> {
     let (parts, body) = req.into_parts();
     let body = body::read(state, service, body, meta).await?;
+    let (prefix, by_host) = (route.prefix_len(), route.came_by_host());
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
     // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
     // has a token): its answer, without a credential and without spending a bucket.
@@ -109,6 +111,7 @@ async fn stages(
         slots::take(state, &admitted, owner, &at).await?
     };
     let invalid = validate::check(state, &resolved, &call, controls, owner, &admitted, seen)?;
+    let stateful = objects::wanted(controls, &admitted)?;
     let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
     if chaos.rate_limited() {
         return Err(admitted.exceeded(at.weight));
@@ -118,7 +121,23 @@ async fn stages(
     call.blocked = blocked.unwrap_or_default();
     let mut answer = match chaos.instead() {
         Some(kind) => chaos.error(state, &admitted, &kind).await,
-        None => respond::answer(state, service, &resolved, &call, meta, admitted.limit()),
+        None => match owner.view.as_deref() {
+            Some(view) if stateful && !service.resources.is_empty() => {
+                let kept = objects::Kept {
+                    state,
+                    service,
+                    index: resolved.index,
+                    sandbox: &view.sandbox,
+                    origin: objects::Origin {
+                        parts: &parts,
+                        prefix,
+                        by_host,
+                    },
+                };
+                kept.answer(&resolved, &call, meta, admitted.limit()).await
+            }
+            _ => respond::answer(state, service, &resolved, &call, meta, admitted.limit()),
+        },
     };
     chaos.shape(&mut answer);
     if !chaos.delay.is_zero() {

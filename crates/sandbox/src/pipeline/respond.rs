@@ -1,6 +1,7 @@
 //! Stage 10, the answer: the service's answer source first, then its OpenAPI examples.
 
-use apistend_catalog::{ErrorKind, Resolved, Service};
+use apistend_answers::{Refusal, Success};
+use apistend_catalog::{ErrorKind, Operation, Resolved, Service};
 
 use super::answer::Answer;
 use super::meta::Meta;
@@ -21,17 +22,29 @@ pub(super) fn answer(
     let Some(op) = resolved.operation else {
         return Answer::error(service, &ErrorKind::NotFound, &ctx());
     };
-    let emulated = state.emulated(resolved.index);
-    let result = emulated
-        .and_then(|e| e.answers.answer(service, op, call))
-        .or_else(|| {
-            emulated
-                .and_then(|e| e.examples.as_ref())
-                .and_then(|e| e.answer(op.method, &op.spec_path).map(Ok))
-        });
+    let result = static_answer(state, service, resolved.index, op, call);
     match result {
         None => Answer::error(service, &ErrorKind::NotFound, &ctx()),
         Some(Ok(s)) => Answer::success(s, service.content_type),
         Some(Err(refusal)) => Answer::refusal(service, refusal, &ctx()),
     }
+}
+
+/// What `op` answers `call` without state: its service's answer source, then the embedded
+/// examples of its official description.
+pub(super) fn static_answer(
+    state: &AppState,
+    service: &Service,
+    index: usize,
+    op: &Operation,
+    call: &Call,
+) -> Option<Result<Success, Refusal>> {
+    let emulated = state.emulated(index);
+    emulated
+        .and_then(|e| e.answers.answer(service, op, call))
+        .or_else(|| {
+            emulated
+                .and_then(|e| e.examples.as_ref())
+                .and_then(|e| e.answer(op.method, &op.spec_path).map(Ok))
+        })
 }

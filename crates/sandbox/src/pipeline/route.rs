@@ -29,6 +29,16 @@ impl Route {
         }
     }
 
+    /// Bytes of the path before the service's own path.
+    pub(super) fn prefix_len(&self) -> usize {
+        self.prefix
+    }
+
+    /// Whether it came by hostname.
+    pub(super) fn came_by_host(&self) -> bool {
+        self.host.is_some()
+    }
+
     /// By hostname: the whole path is the service's.
     pub(crate) fn by_host(index: usize, host: String) -> Self {
         Self {

@@ -435,6 +435,8 @@ async fn the_openapi_document_matches_the_routes() {
         "/api/v1/sandboxes/{id}/b24-apps",
         "/api/v1/sandboxes/{id}/b24-apps/{app}",
         "/api/v1/sandboxes/{id}/settings",
+        "/api/v1/sandboxes/{id}/objects",
+        "/api/v1/sandboxes/{id}/objects/counts",
     ] {
         assert!(paths.contains_key(required), "{required} is documented");
     }
@@ -472,6 +474,8 @@ async fn the_openapi_document_matches_the_routes() {
         let body = (method == "put").then(|| {
             if path.ends_with("/settings") {
                 json!({"latency_ms": 0})
+            } else if path.ends_with("/objects") {
+                json!({"amocrm": {"leads": [{"id": 1}]}})
             } else {
                 json!({"burst": 3, "interval_ms": 1000})
             }

@@ -21,6 +21,7 @@ mod dashboard;
 mod hardening;
 mod interception;
 mod latency;
+mod objects;
 mod observability;
 mod responses;
 mod scenarios;

@@ -1,0 +1,25 @@
+//! What a store did with a [`Plan`](super::plan::Plan).
+
+use serde_json::Value;
+
+/// What came of a plan, for its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The objects created, with their ids.
+    Created(Vec<Value>),
+    /// The object read.
+    Found(Value),
+    /// A page of the collection and how many objects it holds in all (that match).
+    Listed {
+        /// The page.
+        items: Vec<Value>,
+        /// How many in all.
+        total: u64,
+    },
+    /// The objects as they are after the update.
+    Updated(Vec<Value>),
+    /// The object removed.
+    Deleted(Value),
+    /// The collection holds no object of this id.
+    Missing(String),
+}

@@ -1,0 +1,173 @@
+//! A request to an operation bound to a collection, read into what the store is to do.
+
+use apistend_catalog::{Action, ActionKind, Operation, Paging, Resource};
+use serde_json::{Map, Value};
+
+use super::params::params;
+use super::stamp;
+use crate::answer::Refusal;
+use crate::call::Call;
+
+/// What the store is to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Add these objects, each with a new id.
+    Create(Vec<Map<String, Value>>),
+    /// Read the object of this id.
+    Read(String),
+    /// List a page.
+    List(Window),
+    /// Merge each patch into the object of its id.
+    Update(Vec<(String, Map<String, Value>)>),
+    /// Remove the object of this id.
+    Delete(String),
+}
+
+/// The page a list asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// Objects skipped.
+    pub offset: u64,
+    /// Objects on the page at most.
+    pub limit: u64,
+    /// Only the objects of these ids, when the request filters by id.
+    pub ids: Option<Vec<String>>,
+}
+
+/// What `call` asks of `resource` through `action` (the operation `op`); `now` stamps what it
+/// writes (Unix seconds).
+///
+/// # Errors
+/// The service's 400 for a request the action cannot read: no input object where it writes,
+/// no id where it needs one.
+pub fn plan(
+    resource: &Resource,
+    action: &Action,
+    op: &Operation,
+    call: &Call,
+    now: i64,
+) -> Result<Plan, Refusal> {
+    let doc = params(call);
+    Ok(match action.action {
+        ActionKind::Create => {
+            let mut objects = input_objects(action, &doc)?;
+            for o in &mut objects {
+                o.remove(&resource.id.field);
+                stamp::apply(resource, o, now, true);
+            }
+            Plan::Create(objects)
+        }
+        ActionKind::Read => Plan::Read(id_of(action, op, call, &doc)?),
+        ActionKind::Delete => Plan::Delete(id_of(action, op, call, &doc)?),
+        ActionKind::Update => {
+            let many = action.id.is_none();
+            let mut patches = Vec::new();
+            for mut o in input_objects(action, &doc)? {
+                let id = if many {
+                    o.get(&resource.id.field)
+                        .and_then(text)
+                        .ok_or_else(|| bad(format!("every item names its {}", resource.id.field)))?
+                } else {
+                    id_of(action, op, call, &doc)?
+                };
+                o.remove(&resource.id.field);
+                stamp::apply(resource, &mut o, now, false);
+                patches.push((id, o));
+            }
+            Plan::Update(patches)
+        }
+        ActionKind::List => Plan::List(window(action, &doc)),
+        _ => return Err(bad("this action is not implemented".into())),
+    })
+}
+
+fn bad(why: String) -> Refusal {
+    Refusal::BadRequest(why)
+}
+
+/// The objects at the action's `input`: one object, or a list of them; none there is one empty
+/// object (Bitrix24's `crm.deal.update` without `fields` changes nothing; whether a request
+/// may leave them out is the validation stage's to say, by the service's description).
+fn input_objects(action: &Action, doc: &Value) -> Result<Vec<Map<String, Value>>, Refusal> {
+    let at = action.input.as_deref().unwrap_or("");
+    let what = if at.is_empty() { "the body" } else { at };
+    match doc.pointer(at) {
+        None | Some(Value::Null) => Ok(vec![Map::new()]),
+        Some(Value::Object(o)) => Ok(vec![o.clone()]),
+        Some(Value::Array(list)) if !list.is_empty() => list
+            .iter()
+            .map(|v| {
+                v.as_object()
+                    .cloned()
+                    .ok_or_else(|| bad(format!("{what}: every item is an object")))
+            })
+            .collect(),
+        Some(Value::Array(_)) => Err(bad(format!("{what}: an empty list"))),
+        _ => Err(bad(format!("{what}: an object is required"))),
+    }
+}
+
+/// The id the action's `id` names: a path parameter, or a parameter whatever its case.
+fn id_of(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<String, Refusal> {
+    let spec = action.id.as_deref().unwrap_or("");
+    let found = if let Some(name) = spec.strip_prefix("path:") {
+        op.param(&call.path, name).map(str::to_owned)
+    } else {
+        let name = spec.strip_prefix("param:").unwrap_or(spec);
+        doc.as_object().and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .and_then(|(_, v)| text(v))
+        })
+    };
+    found
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| bad("ID is not defined or invalid.".into()))
+}
+
+/// A scalar as an id's text.
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The page a list asks for, by its paging style, and its filter by ids.
+fn window(action: &Action, doc: &Value) -> Window {
+    let num = |name: &str| {
+        doc.get(name)
+            .and_then(text)
+            .and_then(|s| s.trim().parse::<u64>().ok())
+    };
+    let (offset, limit) = match &action.page {
+        Some(Paging::Offset { max, .. }) => {
+            let max = u64::from(*max);
+            (
+                num("offset").unwrap_or(0),
+                num("limit").unwrap_or(max).clamp(1, max),
+            )
+        }
+        Some(Paging::Page { default, max, .. }) => {
+            let limit = num("limit")
+                .unwrap_or(u64::from(*default))
+                .clamp(1, u64::from(*max));
+            let page = num("page").unwrap_or(1).max(1);
+            ((page - 1).saturating_mul(limit), limit)
+        }
+        Some(Paging::Start { size, .. }) => (num("start").unwrap_or(0), u64::from(*size)),
+        _ => (0, u64::MAX),
+    };
+    let mut ids: Option<Vec<String>> = None;
+    for p in &action.filter {
+        let Some(v) = doc.pointer(p) else { continue };
+        let found = ids.get_or_insert_with(Vec::new);
+        match v {
+            Value::Array(list) => found.extend(list.iter().filter_map(text)),
+            Value::Object(m) => found.extend(m.values().filter_map(text)),
+            other => found.extend(text(other)),
+        }
+    }
+    Window { offset, limit, ids }
+}

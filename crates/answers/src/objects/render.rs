@@ -1,0 +1,222 @@
+//! What the store did, written into the operation's own answer: its example is the template,
+//! whose fields fill what was never written.
+
+use apistend_catalog::{Action, ActionKind, IdKind, Render, Resource};
+use serde_json::{Map, Value};
+
+use super::outcome::Outcome;
+use super::place::Place;
+use super::plan::Plan;
+use super::pointer;
+use crate::answer::{Refusal, Success};
+
+/// The answer of `action` after the store turned `plan` into `outcome`, over `answer` (what
+/// the operation answers without state: its example) and, under it, `typical` (an object
+/// the collection starts with: its list's first example item, the fullest example of an
+/// object). Links to the real service's hosts point at the sandbox.
+///
+/// # Errors
+/// A [`Refusal`] for an id the collection does not hold: the resource's `missing` answer
+/// (when it has a body), else the service's 404.
+pub fn render(
+    resource: &Resource,
+    action: &Action,
+    answer: Success,
+    plan: &Plan,
+    outcome: Outcome,
+    place: &Place<'_>,
+    typical: Option<&Value>,
+) -> Result<Success, Refusal> {
+    let mut answer = answer;
+    let mut doc = json_of(&answer);
+    let created = matches!(outcome, Outcome::Created(_));
+    let (items, listed) = match outcome {
+        Outcome::Missing(id) => return missing(resource, &id),
+        Outcome::Created(items) | Outcome::Updated(items) => (items, None),
+        Outcome::Found(item) | Outcome::Deleted(item) => (vec![item], None),
+        Outcome::Listed { items, total } => (items, Some(total)),
+    };
+    if action.render == Render::Keep {
+        return Ok(answer);
+    }
+    let at = action.at.as_str();
+    let slot = doc.pointer(at);
+    let list =
+        action.action == ActionKind::List || items.len() > 1 || slot.is_some_and(Value::is_array);
+    let template = match slot {
+        Some(Value::Array(l)) => l.first().cloned(),
+        Some(v) => Some(v.clone()),
+        None => None,
+    }
+    .filter(Value::is_object)
+    .unwrap_or_else(|| Value::Object(Map::new()));
+    let template = match (action.render, typical) {
+        (Render::Object, Some(t)) => merged(template, t),
+        _ => template,
+    };
+    let shown: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let mut out = object(resource, action.render, &template, o, place);
+            if let (true, Some(at)) = (created, &action.index) {
+                pointer::set(&mut out, at, Value::String(i.to_string()));
+            }
+            out
+        })
+        .collect();
+    let count = shown.len();
+    let written = if list {
+        Value::Array(shown)
+    } else {
+        shown.into_iter().next().unwrap_or(Value::Null)
+    };
+    pointer::set(&mut doc, at, written);
+    if let (Some(total), Plan::List(window), Some(paging)) = (listed, plan, &action.page)
+        && let Some(status) = super::page::write(paging, &mut doc, window, count, total, place)
+    {
+        return Ok(Success::new(status, Value::Null));
+    }
+    rebase(&mut doc, place);
+    answer.body = doc;
+    answer.rendered = None;
+    Ok(answer)
+}
+
+/// Every link in `doc` to one of the real service's hosts, made a link to the sandbox.
+fn rebase(doc: &mut Value, place: &Place<'_>) {
+    match doc {
+        Value::String(s) => {
+            let Some(rest) = s
+                .strip_prefix("https://")
+                .or_else(|| s.strip_prefix("http://"))
+            else {
+                return;
+            };
+            let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            if place.service.names_host(host) {
+                *s = format!("{}{path}", place.base);
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| rebase(v, place)),
+        Value::Object(m) => m.values_mut().for_each(|v| rebase(v, place)),
+        _ => {}
+    }
+}
+
+/// The objects a sandbox's collection starts with: the items of its list's example.
+pub fn seed(action: &Action, list_answer: &Success) -> Vec<Value> {
+    match json_of(list_answer).pointer(&action.at) {
+        Some(Value::Array(items)) => items.iter().filter(|v| v.is_object()).cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn json_of(s: &Success) -> Value {
+    match &s.rendered {
+        Some(bytes) => serde_json::from_slice(bytes).unwrap_or(Value::Null),
+        None => s.body.clone(),
+    }
+}
+
+fn missing(resource: &Resource, id: &str) -> Result<Success, Refusal> {
+    let Some(m) = &resource.missing else {
+        return Err(Refusal::NotFound);
+    };
+    let Some(body) = &m.body else {
+        return Ok(Success::new(m.status, Value::Null));
+    };
+    let text = body.replace("{id}", &id.replace('"', ""));
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    if m.status < 400 {
+        return Ok(Success::new(m.status, body));
+    }
+    Err(Refusal::Body {
+        status: m.status,
+        body,
+        media: None,
+    })
+}
+
+/// One stored object as `render` writes it over `template`, with the resource's links.
+fn object(
+    resource: &Resource,
+    render: Render,
+    template: &Value,
+    stored: &Value,
+    place: &Place<'_>,
+) -> Value {
+    let id_field = resource.id.field.as_str();
+    let mut out = match render {
+        // A sequential id is answered as the number it is (Bitrix24's `crm.deal.add` answers
+        // `"result": 42` although its objects write `"ID": "42"`).
+        Render::Id => {
+            return match (resource.id.kind, stored.get(id_field)) {
+                (IdKind::Sequential, Some(Value::String(s))) => s
+                    .parse::<u64>()
+                    .map_or_else(|_| Value::String(s.clone()), Value::from),
+                (_, v) => v.cloned().unwrap_or(Value::Null),
+            };
+        }
+        Render::Shown => {
+            let mut out = template.clone();
+            if let (Value::Object(o), Value::Object(s)) = (&mut out, stored) {
+                for (k, v) in o.iter_mut() {
+                    if let Some(sv) = s.get(k) {
+                        *v = sv.clone();
+                    }
+                }
+            }
+            out
+        }
+        _ => merged(template.clone(), stored),
+    };
+    let id = match stored.get(id_field) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    for (at, link) in &resource.links {
+        let first = at.split('/').nth(1).unwrap_or("");
+        if render == Render::Shown && out.get(first).is_none() {
+            continue;
+        }
+        let href = link.replace("{base}", place.base).replace("{id}", &id);
+        pointer::set(&mut out, at, Value::String(href));
+    }
+    out
+}
+
+/// `over` written over `under`: objects member by member, anything else replaced.
+fn merged(under: Value, over: &Value) -> Value {
+    match (under, over) {
+        (Value::Object(mut u), Value::Object(o)) => {
+            for (k, v) in o {
+                match u.get_mut(k) {
+                    Some(slot) => *slot = merged(std::mem::take(slot), v),
+                    None => {
+                        u.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(u)
+        }
+        (_, over) => over.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merges_objects_member_by_member() {
+        let t = json!({"a": 1, "b": {"c": 2, "d": 3}, "l": [1, 2]});
+        let s = json!({"b": {"c": 9}, "l": [7], "n": "x"});
+        assert_eq!(
+            merged(t, &s),
+            json!({"a": 1, "b": {"c": 9, "d": 3}, "l": [7], "n": "x"})
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! A definition's `resources`: each action bound to the operation it names, every pointer and
+//! template checked, so that the sandbox finds nothing to refuse at request time.
+
+use super::file::ServiceFile;
+use super::source::Source;
+use crate::error::CatalogError;
+use crate::model::{ActionKind, Binding, Method, Operation, Paging, Resource};
+
+/// Checks `file`'s resources and binds each action to its operation in `operations`.
+pub(super) fn bind(
+    src: &Source<'_>,
+    file: &ServiceFile,
+    operations: &mut [Operation],
+) -> Result<Vec<Resource>, CatalogError> {
+    for (r, res) in file.resources.iter().enumerate() {
+        let field = format!("resources[{r}]");
+        let err = |f: &str, why: String| src.err(0..0, &format!("{field}{f}"), why);
+        if res.name.is_empty() || file.resources.iter().take(r).any(|o| o.name == res.name) {
+            return Err(err(
+                ".name",
+                format!("{:?}: a name is unique and not empty", res.name),
+            ));
+        }
+        if res.actions.is_empty() {
+            return Err(err(".actions", "a resource has at least one action".into()));
+        }
+        for (p, template) in &res.links {
+            pointer(p).map_err(|why| err(".links", why))?;
+            if !template.contains("{id}") {
+                return Err(err(
+                    ".links",
+                    format!("{template:?}: a link names the object's {{id}}"),
+                ));
+            }
+        }
+        for s in &res.stamps {
+            pointer(&s.at).map_err(|why| err(".stamps", why))?;
+        }
+        let lists = res
+            .actions
+            .iter()
+            .filter(|a| a.action == ActionKind::List)
+            .count();
+        if lists > 1 {
+            return Err(err(
+                ".actions",
+                "at most one list: it gives the objects a sandbox starts with".into(),
+            ));
+        }
+        for (a, act) in res.actions.iter().enumerate() {
+            let f = format!(".actions[{a}]");
+            let e = |why: String| err(&f, why);
+            let method = Method::parse(&act.method)
+                .ok_or_else(|| e(format!("{:?}: not an HTTP method", act.method)))?;
+            let op = operations
+                .iter_mut()
+                .find(|o| o.method == method && o.path == act.path)
+                .ok_or_else(|| {
+                    e(format!(
+                        "{} {}: no operation of the service",
+                        act.method, act.path
+                    ))
+                })?;
+            if op.binding.is_some() {
+                return Err(e(format!(
+                    "{} {}: bound to a collection already",
+                    act.method, act.path
+                )));
+            }
+            op.binding = Some(Binding {
+                resource: r,
+                action: a,
+            });
+            for p in act
+                .input
+                .iter()
+                .chain(std::iter::once(&act.at))
+                .chain(&act.filter)
+                .chain(&act.index)
+            {
+                pointer(p).map_err(&e)?;
+            }
+            check_action(act, &e)?;
+        }
+    }
+    Ok(file.resources.clone())
+}
+
+fn check_action(
+    act: &crate::model::Action,
+    e: &impl Fn(String) -> CatalogError,
+) -> Result<(), CatalogError> {
+    let needs_id = matches!(act.action, ActionKind::Read | ActionKind::Delete)
+        || (act.action == ActionKind::Update && act.input.as_deref() != Some(""));
+    match act.id.as_deref() {
+        Some(id) if !(id.starts_with("path:") || id.starts_with("param:")) => {
+            return Err(e(format!("id {id:?}: \"path:NAME\" or \"param:NAME\"")));
+        }
+        Some(id) if id.starts_with("path:") && !act.path.contains(&format!("{{{}}}", &id[5..])) => {
+            return Err(e(format!(
+                "id {id:?}: the path {} has no such parameter",
+                act.path
+            )));
+        }
+        None if needs_id => {
+            return Err(e(
+                "a read, delete or single update says where its id is".into()
+            ));
+        }
+        _ => {}
+    }
+    if matches!(act.action, ActionKind::Create | ActionKind::Update) && act.input.is_none() {
+        return Err(e(
+            "a create or update says where its input is (`input`)".into()
+        ));
+    }
+    if act.page.is_some() != (act.action == ActionKind::List) {
+        return Err(e(
+            "a list, and only a list, says how it is paged (`page`)".into()
+        ));
+    }
+    match &act.page {
+        Some(Paging::Offset {
+            max,
+            total,
+            limit_at,
+            offset_at,
+            next,
+        }) => {
+            nonzero(*max, e)?;
+            for p in [total, limit_at, offset_at, next].into_iter().flatten() {
+                pointer(p).map_err(e)?;
+            }
+        }
+        Some(Paging::Page {
+            default,
+            max,
+            page_at,
+            next,
+            this,
+            ..
+        }) => {
+            nonzero(*default, e)?;
+            nonzero(*max, e)?;
+            for p in [page_at, next, this].into_iter().flatten() {
+                pointer(p).map_err(e)?;
+            }
+        }
+        Some(Paging::Start { size, next, total }) => {
+            nonzero(*size, e)?;
+            pointer(next).map_err(e)?;
+            pointer(total).map_err(e)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn nonzero(n: u32, e: &impl Fn(String) -> CatalogError) -> Result<(), CatalogError> {
+    if n == 0 {
+        return Err(e("a page holds at least one item".into()));
+    }
+    Ok(())
+}
+
+/// A JSON pointer (RFC 6901): empty, or `/` and tokens.
+fn pointer(p: &str) -> Result<(), String> {
+    if p.is_empty() || p.starts_with('/') {
+        Ok(())
+    } else {
+        Err(format!("{p:?}: a JSON pointer is \"\" or starts with '/'"))
+    }
+}

@@ -1,0 +1,253 @@
+//! A collection a service keeps per sandbox: the objects a client creates, reads back, lists,
+//! updates and deletes, as its definition declares them (`[[resources]]`, docs/services.md).
+//! The definition says where each operation finds its input and puts its output; the
+//! algorithms (the store, pagination, rendering over the operation's own answer) are in
+//! `apistend-answers` and the sandbox.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One collection of a service (amoCRM's `leads`, MoySklad's `product`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Resource {
+    /// Its name, unique within the service (`leads`): the management API's and the
+    /// dashboard's name of the collection.
+    pub name: String,
+    /// How its ids are made and written.
+    pub id: IdStyle,
+    /// The answer to a read, update or delete of an id the collection does not hold (amoCRM's
+    /// 204, Bitrix24's 400 `Not found`, MoySklad's 404); `{id}` in its body is the id asked for.
+    /// Without it, the service's own 404.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Missing>,
+    /// Values every rendered object carries, by JSON pointer into the object: templates with
+    /// `{id}` (the object's id) and `{base}` (the sandbox's URL of the service, as the request
+    /// addressed it): `"/_links/self/href" = "{base}/api/v4/leads/{id}"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub links: BTreeMap<String, String>,
+    /// Fields set to the sandbox's time when an object is created (and, for `updated`, each
+    /// time it changes), by JSON pointer into the object, with their format.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamps: Vec<Stamp>,
+    /// The operations that act on it.
+    pub actions: Vec<Action>,
+}
+
+/// How a collection's ids are made and written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct IdStyle {
+    /// Sequential numbers or UUIDs.
+    pub kind: IdKind,
+    /// The first sequential id a sandbox gives (after the ids of the objects it starts with).
+    #[serde(default = "one")]
+    pub first: u64,
+    /// The object's field that holds it (`id`; Bitrix24's `ID`).
+    pub field: String,
+    /// Whether a sequential id is written as a string (Bitrix24's `"ID": "5"`) rather than a
+    /// number.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub text: bool,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// How ids are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum IdKind {
+    /// 1, 2, 3… from `first`, per sandbox; never given twice, even after a delete.
+    Sequential,
+    /// A random UUID (MoySklad).
+    Uuid,
+}
+
+/// The answer to an id a collection does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Missing {
+    /// Its status.
+    pub status: u16,
+    /// Its JSON body; none (as amoCRM's 204) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// A field stamped with the sandbox's time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Stamp {
+    /// A JSON pointer into the object (`/created_at`).
+    pub at: String,
+    /// Set on create only, or on every change.
+    pub on: StampOn,
+    /// How the time is written.
+    pub format: StampFormat,
+}
+
+/// When a stamp is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StampOn {
+    /// When the object is created.
+    Create,
+    /// When it is created and each time it is updated.
+    Change,
+}
+
+/// How a time is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StampFormat {
+    /// Seconds since the epoch, a number (amoCRM).
+    Unix,
+    /// RFC 3339 with the Moscow offset (`2026-12-05T10:00:00+03:00`, Bitrix24).
+    Rfc3339,
+    /// `2026-12-05 10:00:00.000` (MoySklad, Moscow time).
+    Moysklad,
+}
+
+/// One operation on a collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Action {
+    /// What it does.
+    pub action: ActionKind,
+    /// The operation's method (`POST`).
+    pub method: String,
+    /// The operation's path, as its definition writes it (`/api/v4/leads/{id}`,
+    /// `/rest/crm.deal.get`).
+    pub path: String,
+    /// Where the id it acts on is: `path:NAME` (a path parameter) or `param:NAME` (a query or
+    /// body parameter, whatever its case: Bitrix24's `id` or `ID`). An update whose input is a
+    /// list finds each item's id in the item instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Where the written fields are in the request's parameters (its JSON body, or its query
+    /// and form fields read as PHP reads `a[b][c]`): a JSON pointer, `""` for all of them
+    /// (amoCRM's array of leads, MoySklad's object or array), `/fields` for Bitrix24.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// Where the result goes in the operation's own answer (its example, whose fields fill what
+    /// was never written): a JSON pointer (`""` the whole answer, `/_embedded/leads`,
+    /// `/result`). Where the example has a list there, the answer has one item per object.
+    #[serde(default)]
+    pub at: String,
+    /// What is written there.
+    #[serde(default)]
+    pub render: Render,
+    /// How a list is paged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<Paging>,
+    /// Where each item of a create's answer carries its place in the request, as text
+    /// (amoCRM's `request_id`: `"0"`, `"1"`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    /// Where a list's filter by ids is in the request's parameters: JSON pointers
+    /// (`/filter/id`; Bitrix24's `/filter/ID`, `/filter/=ID`, `/filter/@ID`); a value there is
+    /// one id or a list of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter: Vec<String>,
+}
+
+/// What an operation does to its collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ActionKind {
+    /// Adds the objects of its input, each with a new id.
+    Create,
+    /// Reads one object by id.
+    Read,
+    /// Lists a page of the collection, in the order the objects were created.
+    List,
+    /// Merges its input into an object (or each object of a list of them, by their ids).
+    Update,
+    /// Removes an object.
+    Delete,
+}
+
+/// What an operation's answer holds of the objects it acted on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Render {
+    /// The object: the example's fields, then every stored one over them.
+    #[default]
+    Object,
+    /// Only the fields the example shows there, with the stored values (amoCRM's create
+    /// answers `id`, `request_id` and `_links`).
+    Shown,
+    /// The id alone (Bitrix24's `crm.deal.add` answers `"result": 42`).
+    Id,
+    /// The example's answer unchanged (Bitrix24's update and delete answer `true`).
+    Keep,
+}
+
+/// How a list is cut into pages, each style with the end its service documents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "style", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Paging {
+    /// `limit` and `offset` parameters; the total, limit and offset written back where the
+    /// answer has them (MoySklad's `meta.size`, `meta.limit`, `meta.offset`), and a link to
+    /// the next page while there is one (`meta.nextHref`).
+    Offset {
+        /// The most items a page holds, and the default.
+        max: u32,
+        /// Where the total goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<String>,
+        /// Where the page's limit goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_at: Option<String>,
+        /// Where the page's offset goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offset_at: Option<String>,
+        /// Where the next page's URL goes; removed on the last page.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
+    },
+    /// `page` (from 1) and `limit` parameters (amoCRM): the page number written back, a link to
+    /// the next page only while there is one, and `empty` (204) past the end.
+    Page {
+        /// Items a page holds without `limit`.
+        default: u32,
+        /// The most `limit` may ask.
+        max: u32,
+        /// Where the page number goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        page_at: Option<String>,
+        /// Where the next page's URL goes; removed on the last page.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
+        /// Where this page's URL goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        this: Option<String>,
+        /// The status of a page with no items (amoCRM: 204, no body).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        empty: Option<u16>,
+    },
+    /// A `start` parameter and pages of a fixed size (Bitrix24's 50): `next` (the next start)
+    /// only while there is more, and the total.
+    Start {
+        /// Items a page holds.
+        size: u32,
+        /// Where the next start goes; removed on the last page.
+        next: String,
+        /// Where the total goes.
+        total: String,
+    },
+}

@@ -1,0 +1,220 @@
+//! Objects in this process's memory: one lock over all sandboxes (a change is a few map
+//! operations; the request path holds it for microseconds, never across an await).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use apistend_answers::objects::{Outcome, Plan, Window};
+use apistend_catalog::IdStyle;
+use serde_json::Value;
+
+use super::bounds::Bounds;
+use super::coll::{Coll, Export};
+use super::collection::{first_after, key_of, patched, size, with_id, written};
+use super::error::ObjectsError;
+
+/// The objects of every sandbox.
+pub(crate) struct MemoryObjects {
+    bounds: Bounds,
+    sandboxes: Mutex<HashMap<String, Held>>,
+}
+
+/// One sandbox's collections and what they hold in all.
+#[derive(Default)]
+struct Held {
+    colls: BTreeMap<(String, String), Collection>,
+    objects: u64,
+    bytes: u64,
+}
+
+/// One collection: objects by id, and their order of creation.
+#[derive(Default)]
+struct Collection {
+    /// The next sequential id.
+    next_id: u64,
+    /// The next place in the order.
+    next_at: u64,
+    order: BTreeMap<u64, String>,
+    items: HashMap<String, (u64, Value)>,
+}
+
+impl Collection {
+    fn seeded(id: &IdStyle, seed: Vec<Value>) -> Self {
+        let mut c = Self {
+            next_id: first_after(id, &seed),
+            ..Self::default()
+        };
+        for o in seed {
+            if let Some(k) = key_of(id, &o) {
+                c.put(k, o);
+            }
+        }
+        c
+    }
+
+    fn put(&mut self, key: String, object: Value) {
+        let at = self.next_at;
+        self.next_at += 1;
+        self.order.insert(at, key.clone());
+        self.items.insert(key, (at, object));
+    }
+
+    fn page(&self, w: &Window) -> Outcome {
+        let wanted = w.ids.as_ref();
+        let matching = self
+            .order
+            .values()
+            .filter(|k| wanted.is_none_or(|ids| ids.contains(k)));
+        let total = match wanted {
+            Some(_) => matching.clone().count() as u64,
+            None => self.items.len() as u64,
+        };
+        let items = matching
+            .skip(usize::try_from(w.offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(w.limit).unwrap_or(usize::MAX))
+            .filter_map(|k| self.items.get(k).map(|(_, o)| o.clone()))
+            .collect();
+        Outcome::Listed { items, total }
+    }
+}
+
+impl MemoryObjects {
+    pub(super) fn new(bounds: Bounds) -> Self {
+        Self {
+            bounds,
+            sandboxes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(super) fn apply(
+        &self,
+        coll: Coll<'_>,
+        id: &IdStyle,
+        plan: &Plan,
+        seed: &(dyn Fn() -> Vec<Value> + Sync),
+    ) -> Result<Outcome, ObjectsError> {
+        let mut all = self
+            .sandboxes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held = all.entry(coll.sandbox.to_owned()).or_default();
+        let key = (coll.service.to_owned(), coll.name.to_owned());
+        if !held.colls.contains_key(&key) {
+            let c = Collection::seeded(id, seed());
+            held.objects += c.items.len() as u64;
+            held.bytes += c.items.values().map(|(_, o)| size(o)).sum::<u64>();
+            held.colls.insert(key.clone(), c);
+        }
+        let (objects, bytes) = (held.objects, held.bytes);
+        let Some(c) = held.colls.get_mut(&key) else {
+            return Err(ObjectsError::Unavailable("a collection vanished".into()));
+        };
+        let (outcome, d_objects, d_bytes) = match plan {
+            Plan::Create(new) => {
+                let made: Vec<Value> = new
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| with_id(id, o.clone(), written(id, c.next_id + i as u64)))
+                    .collect();
+                let add: u64 = made.iter().map(size).sum();
+                self.bounds
+                    .check(objects + made.len() as u64, bytes + add)?;
+                c.next_id += made.len() as u64;
+                for o in &made {
+                    if let Some(k) = key_of(id, o) {
+                        c.put(k, o.clone());
+                    }
+                }
+                let n = made.len() as i64;
+                (Outcome::Created(made), n, add as i64)
+            }
+            Plan::Read(k) => match c.items.get(k) {
+                Some((_, o)) => (Outcome::Found(o.clone()), 0, 0),
+                None => (Outcome::Missing(k.clone()), 0, 0),
+            },
+            Plan::List(w) => (c.page(w), 0, 0),
+            Plan::Update(patches) => {
+                // Every id first: an update applies whole or not at all.
+                if let Some((k, _)) = patches.iter().find(|(k, _)| !c.items.contains_key(k)) {
+                    return Ok(Outcome::Missing(k.clone()));
+                }
+                let mut out = Vec::new();
+                let mut d = 0i64;
+                for (k, patch) in patches {
+                    if let Some((_, o)) = c.items.get_mut(k) {
+                        let new = patched(o, patch);
+                        d += size(&new) as i64 - size(o) as i64;
+                        *o = new.clone();
+                        out.push(new);
+                    }
+                }
+                self.bounds
+                    .check(objects, bytes.saturating_add_signed(d.max(0)))?;
+                (Outcome::Updated(out), 0, d)
+            }
+            Plan::Delete(k) => match c.items.remove(k) {
+                Some((at, o)) => {
+                    c.order.remove(&at);
+                    let b = size(&o) as i64;
+                    (Outcome::Deleted(o), -1, -b)
+                }
+                None => (Outcome::Missing(k.clone()), 0, 0),
+            },
+        };
+        held.objects = held.objects.saturating_add_signed(d_objects);
+        held.bytes = held.bytes.saturating_add_signed(d_bytes);
+        Ok(outcome)
+    }
+
+    pub(super) fn export(&self, sandbox: &str) -> Export {
+        let all = self
+            .sandboxes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = Export::new();
+        if let Some(held) = all.get(sandbox) {
+            for ((service, name), c) in &held.colls {
+                let items = c
+                    .order
+                    .values()
+                    .filter_map(|k| c.items.get(k).map(|(_, o)| o.clone()))
+                    .collect();
+                out.entry(service.clone())
+                    .or_default()
+                    .insert(name.clone(), items);
+            }
+        }
+        out
+    }
+
+    pub(super) fn replace(
+        &self,
+        sandbox: &str,
+        data: &Export,
+        ids: &(dyn Fn(&str, &str) -> Option<IdStyle> + Sync),
+    ) -> Result<(), ObjectsError> {
+        let mut held = Held::default();
+        for (service, colls) in data {
+            for (name, items) in colls {
+                let Some(id) = ids(service, name) else {
+                    continue;
+                };
+                let c = Collection::seeded(&id, items.clone());
+                held.objects += c.items.len() as u64;
+                held.bytes += c.items.values().map(|(_, o)| size(o)).sum::<u64>();
+                held.colls.insert((service.clone(), name.clone()), c);
+            }
+        }
+        self.bounds.check(held.objects, held.bytes)?;
+        let mut all = self
+            .sandboxes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if data.is_empty() {
+            all.remove(sandbox);
+        } else {
+            all.insert(sandbox.to_owned(), held);
+        }
+        Ok(())
+    }
+}

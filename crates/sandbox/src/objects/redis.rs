@@ -1,0 +1,371 @@
+//! Objects in the Redis every instance shares: one script (`objects.lua`) per change, atomic
+//! for the sandbox (all its keys carry its hash tag). JSON is merged here, not in Lua (cjson
+//! would rewrite numbers and empty lists); an update writes only if every object is still what
+//! it read, and is read and tried again otherwise.
+
+use apistend_answers::objects::{Outcome, Plan, Window};
+use apistend_catalog::{IdKind, IdStyle};
+use redis::Value as R;
+use serde_json::{Map, Value};
+
+use super::bounds::Bounds;
+use super::coll::{Coll, Export};
+use super::collection::{first_after, key_of, patched, with_id, written};
+use super::error::ObjectsError;
+use crate::sync::Conn;
+
+const SCRIPT: &str = include_str!("objects.lua");
+
+/// How often a change is read and tried again when another instance changed its objects in
+/// between.
+const TRIES: usize = 16;
+
+pub(crate) struct RedisObjects {
+    conn: Conn,
+    script: redis::Script,
+    bounds: Bounds,
+}
+
+/// The collection a call is about.
+#[derive(Clone, Copy)]
+struct On<'a> {
+    sandbox: &'a str,
+    /// `service/collection`.
+    name: &'a str,
+}
+
+/// What one call of the script came to.
+enum Step {
+    Done(Outcome),
+    Seed,
+    Again,
+}
+
+fn prefix(sandbox: &str) -> String {
+    format!("apistend:{{o:{sandbox}}}")
+}
+
+fn unavailable(e: impl std::fmt::Display) -> ObjectsError {
+    ObjectsError::Unavailable(e.to_string())
+}
+
+fn text(v: &R) -> Option<String> {
+    match v {
+        R::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        R::SimpleString(s) => Some(s.clone()),
+        R::Int(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn json(v: &R) -> Result<Value, ObjectsError> {
+    let t = text(v).ok_or_else(|| unavailable("an object that is not text"))?;
+    serde_json::from_str(&t).map_err(unavailable)
+}
+
+fn dump(v: &Value) -> String {
+    v.to_string()
+}
+
+impl RedisObjects {
+    pub(super) fn new(conn: Conn, bounds: Bounds) -> Self {
+        Self {
+            conn,
+            script: redis::Script::new(SCRIPT),
+            bounds,
+        }
+    }
+
+    async fn call(&self, sandbox: &str, args: &[String]) -> Result<R, ObjectsError> {
+        let mut inv = self.script.key(prefix(sandbox));
+        for a in args {
+            inv.arg(a);
+        }
+        self.conn
+            .clone()
+            .invoke::<R>(&inv)
+            .await
+            .map_err(unavailable)
+    }
+
+    /// `{"seed"}`, `{"full", what, held, bound}` and `{"missing", id}` as steps and errors.
+    fn common(reply: &R) -> Option<Result<Step, ObjectsError>> {
+        let R::Array(parts) = reply else { return None };
+        let tag = parts.first().and_then(text)?;
+        match tag.as_str() {
+            "seed" => Some(Ok(Step::Seed)),
+            "changed" => Some(Ok(Step::Again)),
+            "missing" => Some(Ok(Step::Done(Outcome::Missing(
+                parts.get(1).and_then(text).unwrap_or_default(),
+            )))),
+            "full" => {
+                let n = |i: usize| parts.get(i).and_then(text).and_then(|t| t.parse().ok());
+                Some(Err(ObjectsError::Full {
+                    what: if parts.get(1).and_then(text).as_deref() == Some("bytes") {
+                        "bytes"
+                    } else {
+                        "objects"
+                    },
+                    held: n(2).unwrap_or(0),
+                    bound: n(3).unwrap_or(0),
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) async fn apply(
+        &self,
+        coll: Coll<'_>,
+        id: &IdStyle,
+        plan: &Plan,
+        seed: &(dyn Fn() -> Vec<Value> + Sync),
+    ) -> Result<Outcome, ObjectsError> {
+        let name = format!("{}/{}", coll.service, coll.name);
+        for _ in 0..TRIES {
+            match self.step(coll.sandbox, &name, id, plan).await? {
+                Step::Done(o) => return Ok(o),
+                Step::Again => {}
+                Step::Seed => {
+                    let first = seed();
+                    let mut args = vec!["seed".into(), name.clone()];
+                    args.push(first_after(id, &first).to_string());
+                    for o in &first {
+                        if let Some(k) = key_of(id, o) {
+                            args.push(k);
+                            args.push(dump(o));
+                        }
+                    }
+                    self.call(coll.sandbox, &args).await?;
+                }
+            }
+        }
+        Err(unavailable(
+            "the objects kept changing under this change; try again",
+        ))
+    }
+
+    /// One call of the script for `plan` on the collection `name` (`service/collection`).
+    async fn step(
+        &self,
+        sandbox: &str,
+        name: &str,
+        id: &IdStyle,
+        plan: &Plan,
+    ) -> Result<Step, ObjectsError> {
+        let on = On { sandbox, name };
+        match plan {
+            Plan::Create(new) => self.create(on, id, new).await,
+            Plan::Read(k) => self.found(on, "read", k, Outcome::Found).await,
+            Plan::Delete(k) => self.found(on, "delete", k, Outcome::Deleted).await,
+            Plan::List(w) => self.list(on, w).await,
+            Plan::Update(patches) => self.update(on, patches).await,
+        }
+    }
+
+    /// The script's answer to `op` with `args` on `on`, or the step a common answer makes.
+    async fn ask(
+        &self,
+        on: On<'_>,
+        op: &str,
+        args: Vec<String>,
+    ) -> Result<Result<R, Step>, ObjectsError> {
+        let mut a = vec![op.to_owned(), on.name.to_owned()];
+        a.extend(args);
+        let reply = self.call(on.sandbox, &a).await?;
+        match Self::common(&reply) {
+            Some(step) => step.map(Err),
+            None => Ok(Ok(reply)),
+        }
+    }
+
+    async fn create(
+        &self,
+        on: On<'_>,
+        id: &IdStyle,
+        new: &[Map<String, Value>],
+    ) -> Result<Step, ObjectsError> {
+        let first = if id.kind == IdKind::Sequential {
+            let reply = match self.ask(on, "ids", vec![new.len().to_string()]).await? {
+                Ok(r) => r,
+                Err(step) => return Ok(step),
+            };
+            let R::Int(last) = reply else {
+                return Err(unavailable("ids: not a number"));
+            };
+            u64::try_from(last + 1)
+                .unwrap_or(0)
+                .saturating_sub(new.len() as u64)
+        } else {
+            0
+        };
+        let made: Vec<Value> = new
+            .iter()
+            .enumerate()
+            .map(|(i, o)| with_id(id, o.clone(), written(id, first + i as u64)))
+            .collect();
+        let mut a = vec![
+            self.bounds.objects.to_string(),
+            self.bounds.bytes.to_string(),
+        ];
+        for o in &made {
+            a.push(key_of(id, o).unwrap_or_default());
+            a.push(dump(o));
+        }
+        Ok(match self.ask(on, "create", a).await? {
+            Ok(_) => Step::Done(Outcome::Created(made)),
+            Err(step) => step,
+        })
+    }
+
+    /// A read or a delete of `k`: what it found, as `outcome` makes it.
+    async fn found(
+        &self,
+        on: On<'_>,
+        op: &str,
+        k: &str,
+        outcome: fn(Value) -> Outcome,
+    ) -> Result<Step, ObjectsError> {
+        let reply = match self.ask(on, op, vec![k.to_owned()]).await? {
+            Ok(r) => r,
+            Err(step) => return Ok(step),
+        };
+        let found = match &reply {
+            R::Array(p) => p.get(1).filter(|v| !matches!(v, R::Nil)),
+            _ => None,
+        };
+        Ok(Step::Done(match found {
+            None => Outcome::Missing(k.to_owned()),
+            Some(v) => outcome(json(v)?),
+        }))
+    }
+
+    async fn list(&self, on: On<'_>, w: &Window) -> Result<Step, ObjectsError> {
+        let mut a = vec![w.offset.to_string(), w.limit.min(100_000).to_string()];
+        if let Some(ids) = &w.ids {
+            if ids.is_empty() {
+                let none = Outcome::Listed {
+                    items: Vec::new(),
+                    total: 0,
+                };
+                return Ok(Step::Done(none));
+            }
+            a.extend(ids.iter().cloned());
+        }
+        let reply = match self.ask(on, "list", a).await? {
+            Ok(r) => r,
+            Err(step) => return Ok(step),
+        };
+        let R::Array(parts) = reply else {
+            return Err(unavailable("list: not a list"));
+        };
+        let total = parts
+            .get(1)
+            .and_then(text)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let items = parts
+            .iter()
+            .skip(2)
+            .filter(|v| !matches!(v, R::Nil))
+            .map(json)
+            .collect::<Result<_, _>>()?;
+        Ok(Step::Done(Outcome::Listed { items, total }))
+    }
+
+    /// Each object read, patched here, and written only if still what was read.
+    async fn update(
+        &self,
+        on: On<'_>,
+        patches: &[(String, Map<String, Value>)],
+    ) -> Result<Step, ObjectsError> {
+        let mut a = vec![self.bounds.bytes.to_string()];
+        let mut out = Vec::new();
+        for (k, patch) in patches {
+            let reply = match self.ask(on, "read", vec![k.clone()]).await? {
+                Ok(r) => r,
+                Err(step) => return Ok(step),
+            };
+            let old = match &reply {
+                R::Array(p) => p.get(1).filter(|v| !matches!(v, R::Nil)).and_then(text),
+                _ => None,
+            };
+            let Some(old) = old else {
+                return Ok(Step::Done(Outcome::Missing(k.clone())));
+            };
+            let stored: Value = serde_json::from_str(&old).map_err(unavailable)?;
+            let new = patched(&stored, patch);
+            a.extend([k.clone(), old, dump(&new)]);
+            out.push(new);
+        }
+        Ok(match self.ask(on, "update", a).await? {
+            Ok(_) => Step::Done(Outcome::Updated(out)),
+            Err(step) => step,
+        })
+    }
+
+    pub(super) async fn export(&self, sandbox: &str) -> Result<Export, ObjectsError> {
+        let reply = self
+            .call(sandbox, &["export".into(), String::new()])
+            .await?;
+        let R::Array(colls) = reply else {
+            return Err(unavailable("export: not a list"));
+        };
+        let mut out = Export::new();
+        for c in colls {
+            let R::Array(parts) = c else { continue };
+            let (Some(name), Some(R::Array(order)), Some(R::Array(flat))) =
+                (parts.first().and_then(text), parts.get(1), parts.get(2))
+            else {
+                continue;
+            };
+            let mut by_id = std::collections::HashMap::new();
+            for pair in flat.chunks(2) {
+                if let [k, v] = pair {
+                    by_id.insert(text(k).unwrap_or_default(), json(v)?);
+                }
+            }
+            let items = order
+                .iter()
+                .filter_map(|k| by_id.remove(&text(k)?))
+                .collect();
+            let (service, coll) = name.split_once('/').unwrap_or((name.as_str(), ""));
+            out.entry(service.to_owned())
+                .or_default()
+                .insert(coll.to_owned(), items);
+        }
+        Ok(out)
+    }
+
+    pub(super) async fn replace(
+        &self,
+        sandbox: &str,
+        data: &Export,
+        ids: &(dyn Fn(&str, &str) -> Option<IdStyle> + Sync),
+    ) -> Result<(), ObjectsError> {
+        let mut a = vec!["replace".to_owned(), String::new()];
+        let (mut objects, mut bytes) = (0u64, 0u64);
+        for (service, colls) in data {
+            for (name, items) in colls {
+                let Some(id) = ids(service, name) else {
+                    continue;
+                };
+                a.push(format!("{service}/{name}"));
+                a.push(first_after(&id, items).to_string());
+                let pairs: Vec<(String, String)> = items
+                    .iter()
+                    .filter_map(|o| Some((key_of(&id, o)?, dump(o))))
+                    .collect();
+                a.push(pairs.len().to_string());
+                for (k, j) in pairs {
+                    objects += 1;
+                    bytes += j.len() as u64;
+                    a.push(k);
+                    a.push(j);
+                }
+            }
+        }
+        self.bounds.check(objects, bytes)?;
+        self.call(sandbox, &a).await.map(drop)
+    }
+}

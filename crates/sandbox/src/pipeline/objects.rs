@@ -1,0 +1,244 @@
+//! Stage 10 for a service that keeps objects (its definition's `resources`): an operation bound
+//! to a collection reads the request into a plan, applies it to the sandbox's objects, and
+//! writes the outcome over the answer the operation gives without state (its example fills what
+//! was never written); a batch runs each of its commands the same way, in order, so that one
+//! command reads what an earlier one wrote.
+
+use apistend_answers::batch::run;
+use apistend_answers::call::Call;
+use apistend_answers::objects::{self, Place};
+use apistend_answers::{Refusal, Success};
+use apistend_catalog::{Binding, ErrorKind, Operation, Resolved, Service};
+use axum::body::Body;
+use http::Response;
+use http::request::Parts;
+use serde_json::Value;
+
+use super::answer::Answer;
+use super::limit::Admitted;
+use super::meta::Meta;
+use super::respond::{self, static_answer};
+use crate::controls::Controls;
+use crate::objects::{Coll, ObjectsError};
+use crate::state::AppState;
+
+/// Where the request came from, for the links its answer carries.
+pub(super) struct Origin<'a> {
+    /// The request's head.
+    pub(super) parts: &'a Parts,
+    /// Bytes of its path before the service's own path (the service's prefix).
+    pub(super) prefix: usize,
+    /// Whether it addressed the service by hostname.
+    pub(super) by_host: bool,
+}
+
+impl Origin<'_> {
+    /// The service's URL as the request addressed it: `http://127.0.0.1:8080/amocrm`, or
+    /// `https://example.amocrm.ru` by hostname.
+    fn base(&self) -> String {
+        let host = apistend_answers::call::header(&self.parts.headers, http::header::HOST)
+            .or_else(|| self.parts.uri.authority().map(http::uri::Authority::as_str))
+            .unwrap_or("localhost");
+        let scheme = if self.by_host { "https" } else { "http" };
+        let prefix = self.parts.uri.path().get(..self.prefix).unwrap_or("");
+        format!("{scheme}://{host}{prefix}")
+    }
+}
+
+/// Whether the request wants what the sandbox keeps (`X-Mock-State`: `on`, the default, or
+/// `off`: the operation's example, as if nothing were kept).
+///
+/// # Errors
+/// The service's 400 for another value.
+pub(super) fn wanted(controls: &Controls, admitted: &Admitted<'_>) -> Result<bool, Response<Body>> {
+    match controls.state.as_deref() {
+        None | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => {
+            let why = format!("unknown X-Mock-State {v:?}; valid: on, off");
+            Err(admitted.refuse(&ErrorKind::BadRequest(why)))
+        }
+    }
+}
+
+/// One request in a sandbox, for a service that keeps objects.
+pub(super) struct Kept<'a> {
+    pub(super) state: &'a AppState,
+    pub(super) service: &'a Service,
+    /// The service's index in the catalog.
+    pub(super) index: usize,
+    /// The sandbox's id.
+    pub(super) sandbox: &'a str,
+    pub(super) origin: Origin<'a>,
+}
+
+/// Why a kept answer is not a success.
+enum Failure {
+    /// The service's own refusal.
+    Refused(Refusal),
+    /// The sandbox's: over its bound (507), its store away (503).
+    Store(ObjectsError),
+}
+
+impl Kept<'_> {
+    /// The answer to `call` (of `resolved`): over what the sandbox keeps where its operation is
+    /// bound to a collection or it is a batch, else the stateless answer.
+    pub(super) async fn answer(
+        &self,
+        resolved: &Resolved<'_>,
+        call: &Call,
+        meta: &Meta,
+        limit: u32,
+    ) -> Answer {
+        let (service, ctx) = (self.service, || meta.ctx(limit));
+        let batching = self
+            .state
+            .emulated(self.index)
+            .and_then(|e| e.answers.batching(call));
+        let result = match (resolved.operation, batching) {
+            (
+                Some(
+                    op @ Operation {
+                        binding: Some(b), ..
+                    },
+                ),
+                _,
+            ) => self.kept(op, *b, call).await,
+            (Some(_), Some(batching)) => {
+                let max = service.batch_max.unwrap_or(50);
+                run(batching, call, max, |nested| self.command(nested))
+                    .await
+                    .map_err(Failure::Refused)
+            }
+            _ => return respond::answer(self.state, service, resolved, call, meta, limit),
+        };
+        match result {
+            Ok(s) => Answer::success(s, service.content_type),
+            Err(Failure::Refused(Refusal::NotFound)) => {
+                Answer::error(service, &ErrorKind::NotFound, &ctx())
+            }
+            Err(Failure::Refused(r)) => Answer::refusal(service, r, &ctx()),
+            Err(Failure::Store(e @ ObjectsError::Full { .. })) => {
+                Answer::problem(507, "Insufficient Storage", &e.to_string())
+            }
+            Err(Failure::Store(e)) => Answer::problem(503, "Service Unavailable", &e.to_string()),
+        }
+    }
+
+    /// One command of a batch: kept where its operation is bound, else stateless.
+    async fn command(&self, call: Call) -> Option<Result<Success, Refusal>> {
+        let hit = self.state.catalog.resolve_at(
+            self.index,
+            call.method,
+            &call.path,
+            call.host.as_deref(),
+        );
+        let op = hit.as_ref().and_then(|h| h.operation)?;
+        match op.binding {
+            Some(b) => Some(self.kept(op, b, &call).await.map_err(|f| match f {
+                Failure::Refused(r) => r,
+                Failure::Store(e) => Refusal::Body {
+                    status: 507,
+                    body: serde_json::json!({"error": "INTERNAL_SERVER_ERROR", "error_description": e.to_string()}),
+                    media: None,
+                },
+            })),
+            None => static_answer(self.state, self.service, self.index, op, &call),
+        }
+    }
+
+    /// The answer of `op`, bound by `binding`, to `call`.
+    async fn kept(
+        &self,
+        op: &Operation,
+        binding: Binding,
+        call: &Call,
+    ) -> Result<Success, Failure> {
+        let (state, service) = (self.state, self.service);
+        let (Some(resource), Some(emulated)) = (
+            service.resources.get(binding.resource),
+            state.emulated(self.index),
+        ) else {
+            return Err(Failure::Refused(Refusal::NotFound));
+        };
+        let Some(action) = resource.actions.get(binding.action) else {
+            return Err(Failure::Refused(Refusal::NotFound));
+        };
+        #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
+        let now = apistend_answers::clock::unix_now() as i64;
+        let plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
+        let template = match static_answer(state, service, self.index, op, call) {
+            Some(Ok(s)) => s,
+            _ => Success::ok(Value::Object(serde_json::Map::new())),
+        };
+        let first = emulated.seed(binding.resource, || {
+            first_objects(state, service, self.index, binding)
+        });
+        let seed = || first.to_vec();
+        let coll = Coll {
+            sandbox: self.sandbox,
+            service: service.id.as_str(),
+            name: &resource.name,
+        };
+        let outcome = state
+            .objects
+            .apply(coll, &resource.id, &plan, &seed)
+            .await
+            .map_err(Failure::Store)?;
+        let base = self.origin.base();
+        let place = Place {
+            service,
+            base: &base,
+            path: &call.path,
+            query: &call.query,
+        };
+        objects::render(
+            resource,
+            action,
+            template,
+            &plan,
+            outcome,
+            &place,
+            first.first(),
+        )
+        .map_err(Failure::Refused)
+    }
+}
+
+/// The objects a collection starts with: the items of its list operation's stateless answer.
+fn first_objects(
+    state: &AppState,
+    service: &Service,
+    index: usize,
+    binding: Binding,
+) -> Vec<Value> {
+    let Some(resource) = service.resources.get(binding.resource) else {
+        return Vec::new();
+    };
+    let list = resource
+        .actions
+        .iter()
+        .position(|a| a.action == apistend_catalog::ActionKind::List);
+    let Some((a, action)) = list.and_then(|a| Some((a, resource.actions.get(a)?))) else {
+        return Vec::new();
+    };
+    let Some(op) = service.operations.iter().find(|o| {
+        o.binding
+            .is_some_and(|b| b.resource == binding.resource && b.action == a)
+    }) else {
+        return Vec::new();
+    };
+    let Ok(req) = http::Request::builder()
+        .method(op.method.as_str())
+        .uri(&op.path)
+        .body(())
+    else {
+        return Vec::new();
+    };
+    let (parts, ()) = req.into_parts();
+    let call = Call::parse(service, &parts, &op.path, b"", None);
+    match static_answer(state, service, index, op, &call) {
+        Some(Ok(s)) => objects::seed(action, &s),
+        _ => Vec::new(),
+    }
+}

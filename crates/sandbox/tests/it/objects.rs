@@ -1,0 +1,619 @@
+//! What a client writes, it reads back: each service's collections (its definition's
+//! `resources`) created, read, listed over several pages, updated and deleted, once on one
+//! instance's memory and once with two instances on one Redis (written on one, read on the
+//! other); their bounds, seeding, export and reset through the management API.
+
+use crate::support::{self, TestServer};
+
+use apistend_catalog::Overrides;
+use apistend_sandbox::SandboxConfig;
+use apistend_testkit::{RedisCluster, RedisServer};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "objects-test-admin-token";
+
+/// Limits wide enough that a flow of a few hundred requests is never refused.
+const WIDE: &str = "[amocrm.groups.integration]\nburst = 100000\ninterval_ms = 1\n\
+    [b24.groups.portal]\nburst = 100000\ninterval_ms = 1\n\
+    [moysklad.groups.user]\nburst = 100000\ninterval_ms = 1\n";
+
+fn wide(c: SandboxConfig) -> SandboxConfig {
+    c.with_admin_token(TOKEN)
+        .with_overrides(Overrides::from_toml(WIDE).unwrap())
+}
+
+/// Two bases to write on and read from: one instance twice, or two on one Redis.
+struct Pair {
+    w: TestServer,
+    r: Option<TestServer>,
+}
+
+impl Pair {
+    async fn memory(tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
+        Self {
+            w: support::start(|c| tune(wide(c))).await,
+            r: None,
+        }
+    }
+
+    async fn redis(url: &str, tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
+        let w = support::start(|c| tune(wide(c)).with_redis(url)).await;
+        let r = support::start(|c| tune(wide(c)).with_redis(url)).await;
+        Self { w, r: Some(r) }
+    }
+
+    fn write(&self) -> &str {
+        &self.w.base
+    }
+
+    fn read(&self) -> &str {
+        &self.r.as_ref().unwrap_or(&self.w).base
+    }
+
+    fn key(&self) -> &str {
+        &self.w.key
+    }
+}
+
+async fn send(r: reqwest::RequestBuilder) -> (u16, Value) {
+    let r = r.header("X-Mock-Delay", "0").send().await.unwrap();
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// amoCRM: leads created in arrays, paged by `page`/`limit` with `next` only while there are
+/// more and 204 past the end, filtered by ids, updated in bulk and by path.
+async fn amocrm(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, path: &str| format!("{base}/amocrm/api/v4{path}");
+    let auth = format!("Bearer {}", p.key());
+    let mut ids = Vec::new();
+    for batch in 0..3 {
+        let leads: Vec<Value> = (0..40)
+            .map(|i| json!({"name": format!("Lead {}", batch * 40 + i), "price": i}))
+            .collect();
+        let (status, v) = send(
+            c.post(at(p.write(), "/leads"))
+                .header("Authorization", &auth)
+                .json(&leads),
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        let made = v["_embedded"]["leads"].as_array().unwrap();
+        assert_eq!(made.len(), 40);
+        assert_eq!(
+            made[1]["request_id"], "1",
+            "each item's place in the request"
+        );
+        let href = made[0]["_links"]["self"]["href"].as_str().unwrap();
+        assert!(
+            href.starts_with(p.write()),
+            "links point at the sandbox: {href}"
+        );
+        ids.extend(made.iter().map(|l| l["id"].as_u64().unwrap()));
+    }
+    let mut distinct = ids.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 120);
+    // 2 leads the sandbox starts with, then 120: pages of 50, 50, 22, then none.
+    let mut seen = Vec::new();
+    for page in 1..=3 {
+        let (status, v) = send(
+            c.get(at(p.read(), &format!("/leads?page={page}&limit=50")))
+                .header("Authorization", &auth),
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(v["_page"], page);
+        assert_eq!(
+            v["_links"]["next"].is_object(),
+            page < 3,
+            "page {page}: {}",
+            v["_links"]
+        );
+        seen.extend(
+            v["_embedded"]["leads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["name"].as_str().unwrap().to_owned()),
+        );
+    }
+    assert_eq!(seen.len(), 122);
+    assert_eq!(seen[2], "Lead 0");
+    assert_eq!(seen[121], "Lead 119");
+    let (status, _) = send(
+        c.get(at(p.read(), "/leads?page=4&limit=50"))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 204, "past the end, as amoCRM answers");
+    // Read back one, then update it by path and two in bulk.
+    let one = ids[7];
+    let (_, v) = send(
+        c.get(at(p.read(), &format!("/leads/{one}")))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(v["name"], "Lead 7");
+    assert_eq!(v["price"], 7);
+    assert!(v["created_at"].as_u64().unwrap() > 1_700_000_000);
+    let (status, _) = send(
+        c.patch(at(p.write(), &format!("/leads/{one}")))
+            .header("Authorization", &auth)
+            .json(&json!({"name": "Renamed"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, v) = send(
+        c.patch(at(p.write(), "/leads"))
+            .header("Authorization", &auth)
+            .json(&json!([{"id": ids[0], "price": 1000}, {"id": ids[1], "price": 2000}])),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["_embedded"]["leads"].as_array().unwrap().len(), 2);
+    let q = format!(
+        "/leads?filter[id][]={one}&filter[id][]={}&filter[id][]={}",
+        ids[0], ids[1]
+    );
+    let (_, v) = send(c.get(at(p.read(), &q)).header("Authorization", &auth)).await;
+    let got: Vec<(u64, String, u64)> = v["_embedded"]["leads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["id"].as_u64().unwrap(),
+                l["name"].as_str().unwrap().to_owned(),
+                l["price"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (ids[0], "Lead 0".into(), 1000),
+            (ids[1], "Lead 1".into(), 2000),
+            (one, "Renamed".into(), 7)
+        ]
+    );
+    let (status, _) = send(
+        c.get(at(p.read(), "/leads/1"))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 204, "an id it does not hold: amoCRM's 204");
+}
+
+/// Bitrix24: deals added and read back inside `batch` with `$result` references, listed by
+/// `start` with `next` and `total`, updated and deleted.
+async fn bitrix24(p: &Pair) {
+    let c = support::client();
+    let call =
+        |base: &str, method: &str| c.post(format!("{base}/b24/rest/1/{}/{method}.json", p.key()));
+    // One batch: a contact, a deal of that contact (a reference), the deal read back.
+    let (status, v) = send(call(p.write(), "batch").json(&json!({"cmd": {
+        "c": "crm.contact.add?fields[NAME]=Ivan",
+        "d": "crm.deal.add?fields[TITLE]=For $result[c]&fields[CONTACT_ID]=$result[c]",
+        "g": "crm.deal.get?id=$result[d]",
+    }})))
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let r = &v["result"]["result"];
+    let contact = r["c"]
+        .as_u64()
+        .expect("crm.contact.add answers the new ID, a number");
+    assert_eq!(r["g"]["CONTACT_ID"], contact.to_string());
+    assert_eq!(r["g"]["TITLE"], format!("For {contact}"));
+    // 119 more deals, in batches of 50 at most.
+    for chunk in (0..119).collect::<Vec<_>>().chunks(50) {
+        let cmd: serde_json::Map<String, Value> = chunk
+            .iter()
+            .map(|i| {
+                (
+                    format!("a{i}"),
+                    json!(format!("crm.deal.add?fields[TITLE]=Deal {i}")),
+                )
+            })
+            .collect();
+        let (status, v) = send(call(p.write(), "batch").json(&json!({ "cmd": cmd }))).await;
+        assert_eq!(status, 200);
+        assert_eq!(v["result"]["result_error"], json!([]), "{v}");
+    }
+    // 3 deals the sandbox starts with + 120: next 50, 100, then none; total 123.
+    let mut titles = Vec::new();
+    let mut start = Some(0);
+    while let Some(s) = start {
+        let (_, v) = send(call(p.read(), "crm.deal.list").query(&[("start", s)])).await;
+        assert_eq!(v["total"], 123);
+        titles.extend(
+            v["result"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["TITLE"].clone()),
+        );
+        start = v.get("next").map(|n| n.as_u64().unwrap());
+        assert!(start.is_none() || start == Some(s + 50), "{v}");
+    }
+    assert_eq!(titles.len(), 123);
+    assert_eq!(titles[4], "Deal 0");
+    // Update one, read it back, delete it, and it is gone.
+    let id = 5;
+    let (_, v) = send(
+        call(p.write(), "crm.deal.update").json(&json!({"id": id, "fields": {"STAGE_ID": "WON"}})),
+    )
+    .await;
+    assert_eq!(v["result"], true);
+    let (_, v) = send(call(p.read(), "crm.deal.get").query(&[("id", id)])).await;
+    assert_eq!(v["result"]["STAGE_ID"], "WON");
+    assert_eq!(v["result"]["TITLE"], "Deal 0");
+    let (_, v) = send(call(p.read(), "crm.deal.list").query(&[("filter[=ID]", "5")])).await;
+    assert_eq!(v["total"], 1, "{v}");
+    let (_, v) = send(call(p.write(), "crm.deal.delete").query(&[("id", id)])).await;
+    assert_eq!(v["result"], true);
+    let (status, v) = send(call(p.read(), "crm.deal.get").query(&[("id", id)])).await;
+    assert_eq!(
+        (status, v),
+        (400, json!({"error": "", "error_description": "Not found"}))
+    );
+}
+
+/// MoySklad: products created, read, listed by `limit`/`offset` with `meta.size` and
+/// `meta.nextHref`, changed by `PUT`, deleted; `meta.href` points back at the sandbox.
+async fn moysklad(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, path: &str| format!("{base}/moysklad/api/remap/1.2/entity{path}");
+    let auth = format!("Bearer {}", p.key());
+    // One by one: the official description's `POST /entity/product` takes one product.
+    let mut made = Vec::new();
+    for i in 0..28 {
+        let (status, v) = send(
+            c.post(at(p.write(), "/product"))
+                .header("Authorization", &auth)
+                .json(&json!({"name": format!("P{i}")})),
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["name"], format!("P{i}"));
+        made.push(v);
+    }
+    let id = made[3]["id"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36, "a UUID");
+    // 2 the sandbox starts with + 28: offsets 0, 10, 20; nextHref on the first two.
+    let mut names = Vec::new();
+    for offset in [0, 10, 20] {
+        let (_, v) = send(
+            c.get(at(p.read(), &format!("/product?limit=10&offset={offset}")))
+                .header("Authorization", &auth),
+        )
+        .await;
+        assert_eq!(v["meta"]["size"], 30);
+        assert_eq!(v["meta"]["offset"], offset);
+        let next = v["meta"].get("nextHref").and_then(Value::as_str);
+        assert_eq!(next.is_some(), offset < 20, "{}", v["meta"]);
+        if let Some(next) = next {
+            assert!(
+                next.starts_with(p.read()) && next.contains(&format!("offset={}", offset + 10))
+            );
+        }
+        names.extend(
+            v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["name"].clone()),
+        );
+    }
+    assert_eq!(names.len(), 30);
+    assert_eq!(names[2], "P0");
+    let (status, v) = send(
+        c.put(at(p.write(), &format!("/product/{id}")))
+            .header("Authorization", &auth)
+            .json(&json!({"article": "A-3"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (v["name"].clone(), v["article"].clone()),
+        (json!("P3"), json!("A-3"))
+    );
+    let (_, v) = send(
+        c.get(at(p.read(), &format!("/product/{id}")))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(v["article"], "A-3");
+    let href = v["meta"]["href"].as_str().unwrap();
+    assert_eq!(href, at(p.read(), &format!("/product/{id}")));
+    let (status, _) = send(
+        c.delete(at(p.write(), &format!("/product/{id}")))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, v) = send(
+        c.get(at(p.read(), &format!("/product/{id}")))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(v["errors"][0]["code"], 1002, "{v}");
+}
+
+#[tokio::test]
+async fn amocrm_keeps_what_it_is_sent() {
+    amocrm(&Pair::memory(|c| c).await).await;
+}
+
+#[tokio::test]
+async fn bitrix24_keeps_what_it_is_sent() {
+    bitrix24(&Pair::memory(|c| c).await).await;
+}
+
+#[tokio::test]
+async fn moysklad_keeps_what_it_is_sent() {
+    moysklad(&Pair::memory(|c| c).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_redis_read_what_the_other_wrote() {
+    let Some(redis) = RedisServer::start("two_instances_on_one_redis_read_what_the_other_wrote")
+    else {
+        return;
+    };
+    let p = Pair::redis(&redis.url(), |c| c).await;
+    amocrm(&p).await;
+    bitrix24(&p).await;
+    moysklad(&p).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_a_redis_cluster_read_what_the_other_wrote() {
+    let Some(cluster) =
+        RedisCluster::start("two_instances_on_a_redis_cluster_read_what_the_other_wrote")
+    else {
+        return;
+    };
+    let p = Pair::redis(&cluster.url(), |c| c).await;
+    amocrm(&p).await;
+    moysklad(&p).await;
+}
+
+/// 200 creates at once, half on each instance: 200 distinct ids.
+async fn concurrent_creates_get_distinct_ids(p: &Pair) {
+    let c = support::client();
+    let auth = format!("Bearer {}", p.key());
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let base = if i % 2 == 0 { p.write() } else { p.read() }.to_owned();
+        let (c, auth) = (c.clone(), auth.clone());
+        tasks.push(tokio::spawn(async move {
+            let (status, v) = send(
+                c.post(format!("{base}/amocrm/api/v4/contacts"))
+                    .header("Authorization", auth)
+                    .json(&json!([{"name": format!("C{i}")}])),
+            )
+            .await;
+            assert_eq!(status, 200, "{v}");
+            v["_embedded"]["contacts"][0]["id"].as_u64().unwrap()
+        }));
+    }
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.push(t.await.unwrap());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 200, "no id given twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_on_two_instances_get_distinct_ids() {
+    concurrent_creates_get_distinct_ids(&Pair::memory(|c| c).await).await;
+    let Some(redis) = RedisServer::start("concurrent_creates_on_two_instances_get_distinct_ids")
+    else {
+        return;
+    };
+    concurrent_creates_get_distinct_ids(&Pair::redis(&redis.url(), |c| c).await).await;
+}
+
+async fn demo_id(c: &reqwest::Client, base: &str) -> String {
+    let v = support::json(c.get(format!("{base}/api/v1/sandboxes")).bearer_auth(TOKEN)).await;
+    v.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "demo")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Over the bound a create is refused whole with 507, and nothing of it is kept.
+async fn bounded(p: &Pair) {
+    let c = support::client();
+    let auth = format!("Bearer {}", p.key());
+    let leads = |n: usize| {
+        (0..n)
+            .map(|i| json!({"name": format!("L{i}")}))
+            .collect::<Vec<_>>()
+    };
+    let post = |base: &str, n: usize| {
+        c.post(format!("{base}/amocrm/api/v4/leads"))
+            .header("Authorization", &auth)
+            .json(&leads(n))
+    };
+    // 2 leads to start with, + 3 = the bound of 5.
+    assert_eq!(send(post(p.write(), 3)).await.0, 200);
+    let (status, v) = send(post(p.read(), 1)).await;
+    assert_eq!(status, 507, "{v}");
+    assert_eq!(v["status"], 507);
+    assert!(v["detail"].as_str().unwrap().contains("bound is 5"), "{v}");
+    let id = demo_id(&c, p.write()).await;
+    let counts = support::json(
+        c.get(format!("{}/api/v1/sandboxes/{id}/objects/counts", p.read()))
+            .bearer_auth(TOKEN),
+    )
+    .await;
+    assert_eq!(counts, json!({"amocrm/leads": 5}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_over_its_bound_refuses_with_507() {
+    let five = |mut c: SandboxConfig| {
+        c.max_objects = 5;
+        c
+    };
+    bounded(&Pair::memory(five).await).await;
+    let Some(redis) = RedisServer::start("a_sandbox_over_its_bound_refuses_with_507") else {
+        return;
+    };
+    bounded(&Pair::redis(&redis.url(), five).await).await;
+}
+
+/// Seeded, exported and reset through the management API; a bad seed is refused naming the
+/// field, and nothing of it is loaded.
+async fn seeded(p: &Pair) {
+    let c = support::client();
+    let id = demo_id(&c, p.write()).await;
+    let objects = |base: &str| format!("{base}/api/v1/sandboxes/{id}/objects");
+    let seed = json!({
+        "amocrm": {"leads": [{"id": 7, "name": "Seeded"}], "contacts": []},
+        "b24": {"deal": [{"ID": "9", "TITLE": "Seeded deal"}]}
+    });
+    let (status, v) = send(c.put(objects(p.write())).bearer_auth(TOKEN).json(&seed)).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v,
+        json!({"amocrm/contacts": 0, "amocrm/leads": 1, "b24/deal": 1})
+    );
+    let auth = format!("Bearer {}", p.key());
+    let (_, v) = send(
+        c.get(format!("{}/amocrm/api/v4/leads", p.read()))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(v["_embedded"]["leads"].as_array().unwrap().len(), 1);
+    assert_eq!(v["_embedded"]["leads"][0]["name"], "Seeded");
+    let (status, _) = send(
+        c.get(format!("{}/amocrm/api/v4/contacts", p.read()))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 204, "seeded empty: amoCRM's empty list");
+    // The next id follows the seeded ones.
+    let (_, v) = send(
+        c.post(format!(
+            "{}/b24/rest/1/{}/crm.deal.add.json",
+            p.write(),
+            p.key()
+        ))
+        .json(&json!({"fields": {"TITLE": "x"}})),
+    )
+    .await;
+    assert_eq!(v["result"], 10);
+    let exported = support::json(c.get(objects(p.read())).bearer_auth(TOKEN)).await;
+    assert_eq!(exported["amocrm"]["leads"], seed["amocrm"]["leads"]);
+    assert_eq!(exported["b24"]["deal"][1]["TITLE"], "x");
+    // A bad seed: refused whole, naming the field; what was there stays.
+    for (bad, field) in [
+        (
+            json!({"amocrm": {"leads": [{"id": 1}, {"name": "no id"}]}}),
+            "amocrm.leads[1].id",
+        ),
+        (json!({"amocrm": {"deals": []}}), "amocrm.deals"),
+        (json!({"nope": {}}), "nope"),
+        (json!({"amocrm": {"leads": "x"}}), "amocrm.leads"),
+    ] {
+        let (status, v) = send(c.put(objects(p.write())).bearer_auth(TOKEN).json(&bad)).await;
+        assert_eq!(status, 422, "{bad}: {v}");
+        assert!(v["detail"].as_str().unwrap().starts_with(field), "{v}");
+    }
+    let (status, _) = send(
+        c.put(objects(p.write()))
+            .bearer_auth(TOKEN)
+            .body("{\"amocrm\":"),
+    )
+    .await;
+    assert_eq!(status, 400, "not JSON");
+    assert_eq!(
+        support::json(c.get(objects(p.read())).bearer_auth(TOKEN)).await,
+        exported
+    );
+    // Reset: every collection starts again with its examples.
+    let (status, _) = send(c.delete(objects(p.write())).bearer_auth(TOKEN)).await;
+    assert_eq!(status, 204);
+    let (_, v) = send(
+        c.get(format!("{}/amocrm/api/v4/leads", p.read()))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(v["_embedded"]["leads"][0]["id"], 20_000_001);
+    let (status, _) = send(
+        c.get(format!("{}/api/v1/sandboxes/nope/objects", p.read()))
+            .bearer_auth(TOKEN),
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_are_seeded_exported_and_reset() {
+    seeded(&Pair::memory(|c| c).await).await;
+    let Some(redis) = RedisServer::start("objects_are_seeded_exported_and_reset") else {
+        return;
+    };
+    seeded(&Pair::redis(&redis.url(), |c| c).await).await;
+}
+
+#[tokio::test]
+async fn a_seed_file_is_loaded_at_start_or_the_start_fails_naming_the_field() {
+    let seed = json!({"amocrm": {"leads": [{"id": 3, "name": "From the file"}]}});
+    let s = support::start(|c| {
+        let mut c = wide(c);
+        c.seed = Some(seed.clone());
+        c
+    })
+    .await;
+    let c = support::client();
+    let (_, v) = send(
+        c.get(format!("{}/amocrm/api/v4/leads/3", s.base))
+            .header("Authorization", format!("Bearer {}", s.key)),
+    )
+    .await;
+    assert_eq!(v["name"], "From the file");
+    let mut bad = SandboxConfig::new(support::temp_dir());
+    bad.seed = Some(json!({"amocrm": {"leads": [{"id": 3}, {"name": "no id"}]}}));
+    let err = apistend_sandbox::Sandbox::new(bad)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the seed: amocrm.leads[1].id: missing"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn x_mock_state_off_answers_the_example() {
+    let p = Pair::memory(|c| c).await;
+    let c = support::client();
+    let get = |state: &str| {
+        c.get(format!("{}/amocrm/api/v4/leads/1", p.write()))
+            .header("Authorization", format!("Bearer {}", p.key()))
+            .header("X-Mock-State", state)
+    };
+    assert_eq!(send(get("on")).await.0, 204, "no lead 1 is kept");
+    let (status, v) = send(get("off")).await;
+    assert_eq!(
+        (status, v["id"].clone()),
+        (200, json!(20_000_001)),
+        "the example"
+    );
+    let (status, v) = send(get("maybe")).await;
+    assert_eq!(status, 400);
+    assert!(v.to_string().contains("X-Mock-State"), "{v}");
+}
