@@ -617,3 +617,100 @@ async fn x_mock_state_off_answers_the_example() {
     assert_eq!(status, 400);
     assert!(v.to_string().contains("X-Mock-State"), "{v}");
 }
+
+/// The TOML blocks of docs/services.md's worked example ("Adding a service" and "Keeping the
+/// shop's orders"), as written there.
+fn shop_definition() -> String {
+    let doc = include_str!("../../../../docs/services.md");
+    let from = doc.find("## Adding a service: a worked example").unwrap();
+    let blocks: Vec<&str> = doc[from..]
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .take(2)
+        .collect();
+    assert_eq!(blocks.len(), 2, "the example's two TOML blocks");
+    blocks.concat()
+}
+
+#[tokio::test]
+async fn the_worked_example_of_docs_services_keeps_its_orders() {
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("shop.toml".into(), shop_definition())
+        .unwrap();
+    // Its 10 requests a second would refuse the eleventh of this test.
+    let quota = format!("{WIDE}[shop.groups.key]\nburst = 1000\ninterval_ms = 1\n");
+    let s = support::start(|c| {
+        c.with_definitions(defs)
+            .with_overrides(Overrides::from_toml(&quota).unwrap())
+    })
+    .await;
+    let c = support::client();
+    let orders = format!("{}/shop/v1/orders", s.base);
+    let auth = format!("Bearer {}", s.key);
+    let (status, v) = send(
+        c.post(&orders)
+            .header("Authorization", &auth)
+            .json(&json!({"total": 1500})),
+    )
+    .await;
+    assert_eq!(
+        (status, v.clone()),
+        (201, json!({"id": 100, "total": 1500})),
+        "{v}"
+    );
+    let (_, v) = send(
+        c.get(format!("{orders}/100"))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(v, json!({"id": 100, "total": 1500, "status": "new"}));
+    for i in 0..3 {
+        send(
+            c.post(&orders)
+                .header("Authorization", &auth)
+                .json(&json!({"total": i})),
+        )
+        .await;
+    }
+    // 1 order to start with + 4: pages of 2.
+    let mut ids = Vec::new();
+    for offset in [0, 2, 4] {
+        let (_, v) = send(
+            c.get(format!("{orders}?limit=2&offset={offset}"))
+                .header("Authorization", &auth),
+        )
+        .await;
+        assert_eq!(v["count"], 5);
+        ids.extend(
+            v["orders"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["id"].as_u64().unwrap()),
+        );
+    }
+    assert_eq!(ids, [1, 100, 101, 102, 103]);
+    let (status, v) = send(
+        c.patch(format!("{orders}/101"))
+            .header("Authorization", &auth)
+            .json(&json!({"status": "paid"})),
+    )
+    .await;
+    assert_eq!(
+        (status, v["status"].clone(), v["total"].clone()),
+        (200, json!("paid"), json!(0))
+    );
+    let (status, _) = send(
+        c.delete(format!("{orders}/101"))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, v) = send(
+        c.get(format!("{orders}/101"))
+            .header("Authorization", &auth),
+    )
+    .await;
+    assert_eq!((status, v["detail"].clone()), (404, json!("no order 101")));
+}
