@@ -40,6 +40,9 @@ pub enum SandboxError {
     /// A configuration value.
     #[error("configuration: {0}")]
     Config(String),
+    /// A key some sandbox has already.
+    #[error("key {0:?} is taken")]
+    KeyTaken(String),
     /// A service's answers (an examples set, an answers file, an official description).
     #[error("configuration: {0}")]
     Answers(#[from] apistend_answers::AnswersError),

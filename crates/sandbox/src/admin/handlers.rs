@@ -11,8 +11,8 @@ use super::extract::{ApiQuery, BodyRejection, JsonObject};
 use super::problem::ApiError;
 use super::schema::Errors;
 use super::schema::{
-    App, ChaosBody, CreateBody, GroupInfo, IssuedKey, LimitBody, ListQuery, Sandbox, ServiceInfo,
-    SettingsBody, millis,
+    App, ChaosBody, CreateBody, GroupInfo, IssuedKey, KeyBody, LimitBody, ListQuery, Sandbox,
+    ServiceInfo, SettingsBody, millis,
 };
 use crate::state::AppState;
 
@@ -149,13 +149,22 @@ pub(super) async fn delete_one(
 }
 
 #[utoipa::path(post, path = "/api/v1/sandboxes/{id}/keys", tag = "keys", params(("id" = String, Path)),
-    responses((status = 201, body = IssuedKey), Errors))]
-/// Issues a key; it works at once.
+    request_body(content = Option<KeyBody>, description = "the key's value, when a test suite wants a fixed one; may be empty"),
+    responses((status = 201, body = IssuedKey),
+        (status = 409, description = "another sandbox (or this one) has this key", body = super::schema::Problem, content_type = "application/problem+json"),
+        Errors))]
+/// Issues a key (a random one, or the value asked for); it works at once.
 pub(super) async fn issue_key(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    body: Result<JsonObject<KeyBody>, BodyRejection>,
 ) -> Result<(StatusCode, Json<IssuedKey>), ApiError> {
-    let key = crate::tenants::new_key()?;
+    let hint = "expected {\"key\": \"VALUE\"} or no body";
+    let chosen = body.map_err(|e| e.expected(hint))?.0.and_then(|b| b.key);
+    let key = match chosen {
+        Some(k) => k,
+        None => crate::tenants::new_key()?,
+    };
     state.tenants.add_key(&id, &key)?;
     Ok((StatusCode::CREATED, Json(IssuedKey { key, sandbox: id })))
 }

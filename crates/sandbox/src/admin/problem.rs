@@ -26,6 +26,8 @@ pub(super) enum ApiError {
     BadRequest(String),
     /// 404: what it names is not there.
     NotFound(String),
+    /// 409: what it would make is there already (a key another sandbox has).
+    Conflict(String),
     /// 422: it reads, but a value is not acceptable.
     Unprocessable(String),
     /// 503: the rate-limit store does not answer.
@@ -41,6 +43,7 @@ impl From<SandboxError> for ApiError {
         match e {
             SandboxError::NoSandbox { id } => ApiError::NotFound(format!("no sandbox {id:?}")),
             SandboxError::Config(why) => ApiError::Unprocessable(why),
+            SandboxError::KeyTaken(_) => ApiError::Conflict(e.to_string()),
             e => ApiError::Internal(e),
         }
     }
@@ -51,6 +54,7 @@ impl axum::response::IntoResponse for ApiError {
         match self {
             ApiError::BadRequest(d) => problem(StatusCode::BAD_REQUEST, "Bad Request", &d),
             ApiError::NotFound(d) => problem(StatusCode::NOT_FOUND, "Not Found", &d),
+            ApiError::Conflict(d) => problem(StatusCode::CONFLICT, "Conflict", &d),
             ApiError::Unprocessable(d) => problem(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "Unprocessable Content",

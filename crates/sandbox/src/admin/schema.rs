@@ -88,6 +88,17 @@ pub(super) fn millis(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
+/// The body of `POST …/keys`: the key's value, when the caller chooses it (a test suite's fixed
+/// credential).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct KeyBody {
+    /// 1 to 256 printable characters, no spaces; a random key when absent.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 256, pattern = "^[!-~]+$")]
+    pub(super) key: Option<String>,
+}
+
 /// A key just issued.
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct IssuedKey {

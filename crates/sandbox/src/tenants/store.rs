@@ -255,13 +255,14 @@ impl Tenants {
     /// Adds `key` to the sandbox `id`.
     ///
     /// # Errors
-    /// [`SandboxError::Config`] for an unusable or taken key or an unknown sandbox;
+    /// [`SandboxError::Config`] for an unusable key or an unknown sandbox,
+    /// [`SandboxError::KeyTaken`] for a key some sandbox has;
     /// [`SandboxError::Data`] when the data file cannot be written.
     pub fn add_key(&self, id: &str, key: &str) -> Result<(), SandboxError> {
         check_key(key).map_err(SandboxError::Config)?;
         self.edit(id, |s, taken| {
             if taken(key) {
-                return Err(SandboxError::Config(format!("key {key:?} is taken")));
+                return Err(SandboxError::KeyTaken(key.to_owned()));
             }
             s.keys.push(key.to_owned());
             Ok(Some(()))

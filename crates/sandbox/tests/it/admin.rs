@@ -704,3 +704,53 @@ async fn default_latency_and_a_reproducible_default_scenario() {
         assert_eq!(a.ozon(&other).await, StatusCode::OK);
     }
 }
+
+/// A test suite's fixed credential: a key of the value asked for works at once; a key a
+/// sandbox has is a 409, an unusable one a 400 or 422, and nothing changes.
+#[tokio::test]
+async fn a_key_of_a_chosen_value_works_at_once() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (id, _) = a.create().await;
+    let keys = format!("/api/v1/sandboxes/{id}/keys");
+    let r = a
+        .call(
+            Method::POST,
+            &keys,
+            Some(json!({"key": "suite-fixed-key-1"})),
+        )
+        .await;
+    assert_eq!(r.status(), 201);
+    let ping = support::client()
+        .get(format!("{}/wb/ping", s.base))
+        .header("Authorization", "suite-fixed-key-1")
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ping.status(), 200);
+    let r = a
+        .call(
+            Method::POST,
+            &keys,
+            Some(json!({"key": "suite-fixed-key-1"})),
+        )
+        .await;
+    assert_eq!(r.status(), 409);
+    let r = a
+        .call(Method::POST, &keys, Some(json!({"key": s.key})))
+        .await;
+    assert_eq!(r.status(), 409, "the demo sandbox's key");
+    let r = a
+        .call(Method::POST, &keys, Some(json!({"key": "has space"})))
+        .await;
+    assert_eq!(r.status(), 422);
+    let r = a
+        .call(Method::POST, &keys, Some(json!({"value": "x"})))
+        .await;
+    assert_eq!(r.status(), 400, "an unknown field");
+    let r = a.call(Method::POST, &keys, None).await;
+    assert_eq!(r.status(), 201, "no body: a random key");
+    let listed: Value = a.call(Method::GET, &keys, None).await.json().await.unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 3);
+}
