@@ -46,7 +46,7 @@ pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};
 pub use model::{
     Action, ActionKind, Binding, IdKind, IdStyle, Missing, Paging, Render, Resource, Stamp,
-    StampFormat, StampOn,
+    StampFormat, StampOn, TokenEndpoint,
 };
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,

@@ -34,6 +34,7 @@ mod state;
 mod sync;
 mod tenants;
 pub mod tls;
+mod tokens;
 pub mod transport;
 mod ui;
 mod watch;

@@ -91,6 +91,7 @@ pub(crate) fn build(
     operations::defined(src, file, &groups, &cost, &mut operations)?;
     groups.check_resources(src, file, &operations)?;
     let resources = resources::bind(src, file, &mut operations)?;
+    let token = resources::token(src, file, &operations)?;
     for h in &file.hosts {
         if !hosts.contains(h) {
             hosts.push(h.clone());
@@ -138,6 +139,7 @@ pub(crate) fn build(
         hosts,
         hostnames: file.hostnames.iter().map(|n| n.get_ref().clone()).collect(),
         resources,
+        token,
     })
 }
 

@@ -109,6 +109,9 @@ pub struct ServiceFile {
     /// Collections it keeps per sandbox: what a client writes, it reads back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<crate::model::Resource>,
+    /// Its token endpoint (amoCRM's OAuth 2.0 `/oauth2/access_token`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<crate::model::TokenEndpoint>,
 }
 
 fn yes() -> bool {

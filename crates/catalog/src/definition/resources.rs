@@ -171,3 +171,38 @@ fn pointer(p: &str) -> Result<(), String> {
         Err(format!("{p:?}: a JSON pointer is \"\" or starts with '/'"))
     }
 }
+
+/// `file`'s token endpoint, checked: an anonymous operation of the service, pointers, claims
+/// that are a JSON object.
+pub(super) fn token(
+    src: &Source<'_>,
+    file: &ServiceFile,
+    operations: &[Operation],
+) -> Result<Option<crate::model::TokenEndpoint>, CatalogError> {
+    let Some(t) = &file.token else {
+        return Ok(None);
+    };
+    let e = |why: String| src.err(0..0, "token", why);
+    if !operations.iter().any(|o| o.path == t.path && o.anonymous) {
+        return Err(e(format!(
+            "{}: no anonymous operation of the service",
+            t.path
+        )));
+    }
+    for p in [&t.access_at, &t.refresh_at]
+        .into_iter()
+        .chain(&t.expires_at)
+        .chain(&t.time_at)
+    {
+        pointer(p).map_err(&e)?;
+    }
+    if let Some(c) = &t.claims
+        && !serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v.is_object())
+    {
+        return Err(e(format!("claims {c:?}: a JSON object")));
+    }
+    if t.lifetime_secs == 0 || t.refresh_lifetime_secs == 0 {
+        return Err(e("a token lives at least a second".into()));
+    }
+    Ok(Some(t.clone()))
+}

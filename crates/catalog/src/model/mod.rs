@@ -7,6 +7,7 @@ mod operation;
 mod resource;
 mod responses;
 mod service;
+mod token;
 
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
@@ -18,3 +19,4 @@ pub use resource::{
 };
 pub use responses::{AnswerSource, ErrorStyle, Rejection};
 pub use service::{LatencyProfile, Service};
+pub use token::TokenEndpoint;

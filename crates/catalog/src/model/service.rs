@@ -80,6 +80,8 @@ pub struct Service {
     ///
     /// [`Binding`]: super::operation::Binding
     pub resources: Vec<super::resource::Resource>,
+    /// The tokens it issues, when it has a token endpoint (amoCRM's OAuth 2.0).
+    pub token: Option<super::token::TokenEndpoint>,
 }
 
 impl Service {

@@ -93,9 +93,9 @@ pub(super) fn millis(us: u64) -> f64 {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct KeyBody {
-    /// 1 to 256 printable characters, no spaces; a random key when absent.
+    /// 1 to 2048 printable characters, no spaces; a random key when absent.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 256, pattern = "^[!-~]+$")]
+    #[schema(min_length = 1, max_length = 2048, pattern = "^[!-~]+$")]
     pub(super) key: Option<String>,
 }
 

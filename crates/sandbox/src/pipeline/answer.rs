@@ -65,6 +65,11 @@ impl Answer {
         a
     }
 
+    /// `body` as written, with its status and media type (a definition's own refusal).
+    pub(super) fn raw(status: u16, content_type: &'static str, body: String) -> Self {
+        Self::new(status, content_type, body)
+    }
+
     /// The sandbox's own RFC 9457 problem, for what no service documents (a sandbox over its
     /// bound of objects: 507).
     pub(super) fn problem(status: u16, title: &str, detail: &str) -> Self {

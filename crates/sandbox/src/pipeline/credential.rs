@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use apistend_catalog::{ErrorKind, Resolved};
+use apistend_catalog::{ErrorKind, Resolved, Service};
 use axum::body::Body;
 use http::Response;
 
@@ -21,15 +21,24 @@ pub(super) struct Caller {
     known: bool,
 }
 
-/// The caller of `call`, noted in `seen` for the metrics and the dashboard.
+/// The caller of `call` (to `service`), noted in `seen` for the metrics and the dashboard.
 pub(super) fn identify(
     state: &AppState,
+    service: &Service,
     call: &Call,
     resolved: &Resolved<'_>,
     seen: &mut Noted,
 ) -> Caller {
     let presented = call.credential.as_deref();
-    let principal = presented.and_then(|c| state.tenants.lookup(c));
+    let principal = presented.and_then(|c| state.tenants.lookup(c)).filter(|_| {
+        // A token the service issued is a key until its `exp`.
+        service.token.is_none()
+            || presented.is_none_or(|c| {
+                #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
+                let now = apistend_answers::clock::unix_now() as i64;
+                !crate::tokens::expired(c, now)
+            })
+    });
     let owner = Owner::new(
         principal.as_ref(),
         presented,

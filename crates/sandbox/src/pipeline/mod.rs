@@ -21,6 +21,7 @@ mod operating;
 mod respond;
 mod route;
 mod slots;
+mod token;
 mod validate;
 
 use std::sync::Arc;
@@ -91,10 +92,17 @@ async fn stages(
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
     // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
     // has a token): its answer, without a credential and without spending a bucket.
-    if resolved.operation.is_some_and(|o| o.anonymous) {
+    if let Some(op) = resolved.operation.filter(|o| o.anonymous) {
+        // The token endpoint of a service that issues tokens (amoCRM's OAuth), unless the
+        // request asks for the example (`X-Mock-State: off`).
+        if let Some(t) =
+            token::endpoint(service, op).filter(|_| controls.state.as_deref() != Some("off"))
+        {
+            return Ok(token::answer(state, service, resolved.index, op, t, &call).into_response());
+        }
         return Ok(respond::answer(state, service, &resolved, &call, meta, 0).into_response());
     }
-    let caller = credential::identify(state, &call, &resolved, seen);
+    let caller = credential::identify(state, service, &call, &resolved, seen);
     let owner = &caller.owner;
     let at = Spend::of(
         &resolved,

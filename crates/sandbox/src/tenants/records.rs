@@ -300,12 +300,18 @@ impl DataFile {
     }
 }
 
-/// Whether `key` can be a key or token: 1 to 256 printable characters, no spaces.
+/// The longest key: an OAuth access token a service issues is a key too (amoCRM's JWTs are
+/// about 600 bytes).
+pub(crate) const MAX_KEY_BYTES: usize = 2048;
+
+/// Whether `key` can be a key or token: 1 to [`MAX_KEY_BYTES`] printable characters, no spaces.
 pub(crate) fn check_key(key: &str) -> Result<(), String> {
-    if key.is_empty() || key.len() > 256 || key.chars().any(|c| c.is_control() || c.is_whitespace())
+    if key.is_empty()
+        || key.len() > MAX_KEY_BYTES
+        || key.chars().any(|c| c.is_control() || c.is_whitespace())
     {
         return Err(format!(
-            "{key:?} is not usable as a key: 1 to 256 printable characters, no spaces"
+            "{key:?} is not usable as a key: 1 to {MAX_KEY_BYTES} bytes of printable characters, no spaces"
         ));
     }
     Ok(())

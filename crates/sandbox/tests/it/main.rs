@@ -29,4 +29,5 @@ mod seed;
 mod services;
 mod shared;
 mod support;
+mod tokens;
 mod validation;

@@ -71,8 +71,9 @@ async fn amocrm_answers_its_most_used_endpoints_from_its_definition() {
 }
 
 /// amoCRM's OAuth token exchange (developers.kommo.com/reference/get-token) is made before the
-/// client has a token: it answers the documented tokens without an `Authorization` header, and
-/// it spends nothing of the integration's 7 per second.
+/// client has a token: it answers the documented tokens without an `Authorization` header (the
+/// code is a key of the sandbox: `tokens.rs` follows a token's life), and it spends nothing of
+/// the integration's 7 per second.
 #[tokio::test]
 async fn amocrm_exchanges_oauth_tokens_without_a_token_and_outside_the_api_limit() {
     let s = support::start(|c| c).await;
@@ -82,7 +83,7 @@ async fn amocrm_exchanges_oauth_tokens_without_a_token_and_outside_the_api_limit
             .post(format!("{}/amocrm/oauth2/access_token", s.base))
             .header("X-Mock-Delay", "0")
             .json(&serde_json::json!({"client_id": "x", "client_secret": "y",
-                "grant_type": "refresh_token", "refresh_token": "z", "redirect_uri": "https://a.example"}))
+                "grant_type": "authorization_code", "code": s.key, "redirect_uri": "https://a.example"}))
             .send()
             .await
             .unwrap();
