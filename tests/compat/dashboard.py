@@ -4,7 +4,8 @@
 
 Logs in (a wrong token first), makes a sandbox, sets its Bitrix24 limit from the page, sees the
 bucket fall after requests, a refusal with the answer that was sent, the bucket refill, and
-resets it with the page's button; sees an amoCRM key's lockout on its row, cleared by the reset. With SCREENSHOT_DIR, saves what a person sees there.
+resets it with the page's button; sees an amoCRM key's lockout on its row, cleared by the reset,
+and the objects the sandbox keeps counted, then reset. With SCREENSHOT_DIR, saves what a person sees there.
 Exits non-zero with a message at the first expectation that fails.
 """
 
@@ -150,6 +151,16 @@ with sync_playwright() as p:
         r = c.get("/amocrm/api/v4/leads", headers={"Authorization": f"Bearer {key}", "X-Mock-Delay": "0"})
         if r.status_code != 200:
             raise SystemExit(f"the reset did not clear the lockout: {r.status_code}")
+        # The objects it keeps, counted per collection: a lead made here shows beside the two
+        # the sandbox starts with, and resetting the objects forgets them.
+        made = c.post("/amocrm/api/v4/leads", headers={"Authorization": f"Bearer {key}", "X-Mock-Delay": "0"},
+                      json=[{"name": "made by the dashboard check"}])
+        if made.status_code != 200:
+            raise SystemExit(f"a lead was not made: {made.status_code} {made.text[:200]}")
+    page.click("#objects-refresh")
+    expect(page.locator("#sb-objects")).to_contain_text("amocrm/leads: 3")
+    page.click("#objects-reset")
+    expect(page.locator("#sb-objects")).to_have_text("none")
     page.select_option("#f-service", "b24")
 
     # The defaults form keeps what it does not show.

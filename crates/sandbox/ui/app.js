@@ -158,6 +158,7 @@ async function choose(id) {
     $("s-seed").value = st.scenario.seed;
   }
   renderRefusals();
+  countObjects();
   document.querySelectorAll("#sandboxes li").forEach((li) => li.classList.toggle("chosen", li.dataset.id === id));
   startFeed();
 }
@@ -364,6 +365,19 @@ function renderRefusals() {
 
 // --- controls ---------------------------------------------------------------
 
+// The objects the sandbox keeps, counted per collection (`service/collection: n`).
+async function countObjects() {
+  const id = encodeURIComponent(ui.sandbox.id);
+  const counts = await json("GET", `/api/v1/sandboxes/${id}/objects/counts`);
+  const parts = Object.entries(counts).map(([c, n]) => `${c}: ${n}`);
+  $("sb-objects").textContent = parts.join(", ") || "none";
+}
+
+async function resetObjects() {
+  await api("DELETE", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/objects`);
+  await countObjects();
+}
+
 async function resetBuckets(f) {
   const p = new URLSearchParams(Object.entries(f).filter(([, v]) => v));
   await api("POST", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/buckets/reset?${p}`);
@@ -439,6 +453,8 @@ function wire() {
   $("l-group").addEventListener("change", limitGroups);
   $("limit-form").addEventListener("submit", setLimit);
   $("settings-form").addEventListener("submit", saveSettings);
+  $("objects-refresh").addEventListener("click", countObjects);
+  $("objects-reset").addEventListener("click", resetObjects);
 }
 
 wire();

@@ -47,6 +47,10 @@ struct Args {
     /// each, alternating).
     #[arg(long, conflicts_with_all = ["instructions", "against"])]
     posted: bool,
+    /// Measure what answering from the objects a sandbox keeps costs instead: `GET` of one
+    /// stored amoCRM lead against the same with `X-Mock-State: off` (its example).
+    #[arg(long, conflicts_with_all = ["instructions", "against", "posted"])]
+    kept: bool,
     /// Extra arguments passed to `apistend serve` (after `--`).
     #[arg(last = true)]
     serve_args: Vec<String>,
@@ -71,6 +75,15 @@ fn main() -> anyhow::Result<()> {
         print!("{}", instructions::table(&counts));
         if let Some(path) = args.json {
             std::fs::write(&path, serde_json::to_string_pretty(&counts)?)?;
+            println!("report: {}", path.display());
+        }
+        return Ok(());
+    }
+    if args.kept {
+        let report = gateway::kept::run(&config)?;
+        print!("{}", gateway::kept::table(&report));
+        if let Some(path) = args.json {
+            std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
             println!("report: {}", path.display());
         }
         return Ok(());

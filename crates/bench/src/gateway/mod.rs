@@ -14,6 +14,7 @@
 //! rate over the memory sandbox's is the cost of sharing buckets.
 
 mod config;
+pub mod kept;
 pub mod posted;
 mod report;
 mod servers;
