@@ -47,36 +47,20 @@ pub fn run(config: &Config) -> anyhow::Result<KeptReport> {
         .push(overrides.path().display().to_string());
     let sandbox = Sandbox::start(&config, &admin_token(), None)?;
     let url = format!("{}{KEPT}", sandbox.server.base);
-    let headers = vec![("X-Mock-Key".to_owned(), sandbox.key.clone())];
+    let headers = vec![("X-Mock-Key".to_owned(), sandbox.key)];
     let mut example = headers.clone();
     example.push(("X-Mock-State".into(), "off".into()));
-    let run = |h: &[(String, String)], name: &str| -> anyhow::Result<Load> {
-        let load = config.wrk.run_posting(&url, h, None)?;
-        anyhow::ensure!(
-            load.non_2xx == 0 && load.socket_errors == 0,
-            "{name}: {} non-2xx, {} socket errors",
-            load.non_2xx,
-            load.socket_errors
-        );
-        eprintln!(
-            "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs",
-            load.rps, load.p50_us, load.p99_us
-        );
-        Ok(load)
-    };
-    config.wrk.warm_up().run_posting(&url, &headers, None)?;
-    let mut rounds = Vec::with_capacity(config.rounds);
-    for i in 0..config.rounds {
-        eprintln!("kept round {}/{}", i + 1, config.rounds);
-        let (kept, ex) = if i % 2 == 0 {
-            let k = run(&headers, "kept")?;
-            (k, run(&example, "example")?)
-        } else {
-            let e = run(&example, "example")?;
-            (run(&headers, "kept")?, e)
-        };
-        rounds.push(KeptRound { kept, example: ex });
-    }
+    let rounds: Vec<KeptRound> = super::alternate::rounds(
+        &config,
+        "kept",
+        &url,
+        None,
+        ("kept", &headers),
+        ("example", &example),
+    )?
+    .into_iter()
+    .map(|(kept, example)| KeptRound { kept, example })
+    .collect();
     let ratios: Vec<f64> = rounds.iter().map(|r| r.kept.rps / r.example.rps).collect();
     Ok(KeptReport {
         ratio: Summary::of(&ratios).ok_or_else(|| anyhow::anyhow!("no rounds"))?,

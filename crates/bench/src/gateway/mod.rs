@@ -13,6 +13,7 @@
 //! sandbox runs beside it as a second anchor, measured in the same rounds: the Redis sandbox's
 //! rate over the memory sandbox's is the cost of sharing buckets.
 
+mod alternate;
 mod config;
 pub mod kept;
 pub mod posted;

@@ -50,37 +50,17 @@ pub fn run(config: &Config) -> anyhow::Result<PostedReport> {
     headers.push(("Content-Type".into(), "application/json".into()));
     let mut off_headers = headers.clone();
     off_headers.push(("X-Mock-Validation".into(), "off".into()));
-    let run = |h: &[(String, String)], name: &str| -> anyhow::Result<Load> {
-        let load = config.wrk.run_posting(&url, h, Some(&body))?;
-        anyhow::ensure!(
-            load.non_2xx == 0 && load.socket_errors == 0,
-            "{name}: {} non-2xx, {} socket errors",
-            load.non_2xx,
-            load.socket_errors
-        );
-        eprintln!(
-            "  {name:<9} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs",
-            load.rps, load.p50_us, load.p99_us
-        );
-        Ok(load)
-    };
-    config
-        .wrk
-        .warm_up()
-        .run_posting(&url, &headers, Some(&body))?;
-    let mut rounds = Vec::with_capacity(config.rounds);
-    for i in 0..config.rounds {
-        eprintln!("posted round {}/{}", i + 1, config.rounds);
-        // Alternating which goes first, so neither always runs on a warmer machine.
-        let (validated, off) = if i % 2 == 0 {
-            let v = run(&headers, "validated")?;
-            (v, run(&off_headers, "off")?)
-        } else {
-            let o = run(&off_headers, "off")?;
-            (run(&headers, "validated")?, o)
-        };
-        rounds.push(PostedRound { validated, off });
-    }
+    let rounds: Vec<PostedRound> = super::alternate::rounds(
+        config,
+        "posted",
+        &url,
+        Some(&body),
+        ("validated", &headers),
+        ("off", &off_headers),
+    )?
+    .into_iter()
+    .map(|(validated, off)| PostedRound { validated, off })
+    .collect();
     let ratios: Vec<f64> = rounds.iter().map(|r| r.validated.rps / r.off.rps).collect();
     Ok(PostedReport {
         body_bytes: body.len(),
