@@ -86,3 +86,83 @@ pub(super) fn write(
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn paging(v: Value) -> Paging {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn each_style_ends_as_its_service_documents() {
+        let catalog = apistend_catalog::Catalog::builtin().unwrap();
+        let service = catalog.services().first().unwrap();
+        let query = vec![("page".to_owned(), "1".to_owned())];
+        let place = Place {
+            service,
+            base: "http://s/amocrm",
+            path: "/api/v4/leads",
+            query: &query,
+        };
+        let amo = paging(
+            json!({"style": "page", "default": 2, "max": 250, "page_at": "/_page",
+            "next": "/_links/next/href", "empty": 204}),
+        );
+        let w = Window {
+            offset: 0,
+            limit: 2,
+            ids: None,
+        };
+        let mut doc = json!({"_links": {"next": {"href": "old"}}});
+        assert_eq!(write(&amo, &mut doc, &w, 2, 3, &place), None);
+        assert_eq!(
+            doc["_links"]["next"]["href"],
+            "http://s/amocrm/api/v4/leads?page=2&limit=2"
+        );
+        let last = Window {
+            offset: 2,
+            ..w.clone()
+        };
+        assert_eq!(write(&amo, &mut doc, &last, 1, 3, &place), None);
+        assert_eq!(
+            doc,
+            json!({"_page": 2}),
+            "no next on the last page, not even an empty one"
+        );
+        assert_eq!(
+            write(&amo, &mut doc, &Window { offset: 4, ..w }, 0, 3, &place),
+            Some(204)
+        );
+        let b24 = paging(json!({"style": "start", "size": 50, "next": "/next", "total": "/total"}));
+        let mut doc = json!({"next": 1});
+        write(
+            &b24,
+            &mut doc,
+            &Window {
+                offset: 50,
+                limit: 50,
+                ids: None,
+            },
+            50,
+            123,
+            &place,
+        );
+        assert_eq!(doc, json!({"next": 100, "total": 123}));
+        write(
+            &b24,
+            &mut doc,
+            &Window {
+                offset: 100,
+                limit: 50,
+                ids: None,
+            },
+            23,
+            123,
+            &place,
+        );
+        assert_eq!(doc, json!({"total": 123}));
+    }
+}

@@ -171,3 +171,121 @@ fn window(action: &Action, doc: &Value) -> Window {
     }
     Window { offset, limit, ids }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apistend_catalog::{Catalog, Method, ServiceId};
+    use serde_json::json;
+
+    /// amoCRM's leads, the operation `method path` and a call of it with `query` and `body`.
+    fn planned(
+        method: Method,
+        path: &str,
+        query: &str,
+        body: Option<Value>,
+    ) -> Result<Plan, Refusal> {
+        let catalog = Catalog::builtin().unwrap();
+        let amo = catalog.service(ServiceId::new("amocrm")).unwrap();
+        let op = catalog
+            .resolve(amo.id, method, path, None)
+            .and_then(|r| r.operation)
+            .unwrap();
+        let b = op.binding.unwrap();
+        let resource = &amo.resources[b.resource];
+        let req = http::Request::builder()
+            .method(method.as_str())
+            .uri(format!("{path}?{query}"))
+            .header("content-type", "application/json")
+            .body(())
+            .unwrap();
+        let (parts, ()) = req.into_parts();
+        let bytes = body.map(|v| v.to_string()).unwrap_or_default();
+        let call = Call::parse(amo, &parts, path, bytes.as_bytes(), None);
+        plan(resource, &resource.actions[b.action], op, &call, 1_000)
+    }
+
+    #[test]
+    fn a_create_takes_each_item_without_its_id_and_stamped() {
+        let p = planned(
+            Method::Post,
+            "/api/v4/leads",
+            "",
+            Some(json!([{"id": 9, "name": "a"}, {"name": "b"}])),
+        );
+        let Ok(Plan::Create(objects)) = p else {
+            panic!("{p:?}")
+        };
+        assert_eq!(objects.len(), 2);
+        assert_eq!(
+            objects[0].get("id"),
+            None,
+            "a client does not choose the id"
+        );
+        assert_eq!(objects[0]["created_at"], 1_000);
+        assert_eq!(objects[1]["updated_at"], 1_000);
+        let bad = planned(Method::Post, "/api/v4/leads", "", Some(json!([1, 2])));
+        assert_eq!(
+            bad,
+            Err(Refusal::BadRequest(
+                "the body: every item is an object".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn an_update_finds_its_ids_in_the_path_or_in_each_item() {
+        let one = planned(
+            Method::Patch,
+            "/api/v4/leads/5",
+            "",
+            Some(json!({"name": "x"})),
+        );
+        let Ok(Plan::Update(p)) = one else {
+            panic!("{one:?}")
+        };
+        assert_eq!((p[0].0.as_str(), &p[0].1["name"]), ("5", &json!("x")));
+        assert!(
+            p[0].1.get("created_at").is_none(),
+            "only a create stamps created_at"
+        );
+        let many = planned(
+            Method::Patch,
+            "/api/v4/leads",
+            "",
+            Some(json!([{"id": 1}, {"name": "no id"}])),
+        );
+        assert_eq!(
+            many,
+            Err(Refusal::BadRequest("every item names its id".into()))
+        );
+    }
+
+    #[test]
+    fn a_list_reads_its_page_and_its_filter() {
+        let p = planned(
+            Method::Get,
+            "/api/v4/leads",
+            "page=3&limit=20&filter[id][]=7&filter[id][]=8",
+            None,
+        );
+        assert_eq!(
+            p,
+            Ok(Plan::List(Window {
+                offset: 40,
+                limit: 20,
+                ids: Some(vec!["7".into(), "8".into()])
+            }))
+        );
+        let p = planned(Method::Get, "/api/v4/leads", "limit=100000&page=0", None);
+        assert_eq!(
+            p,
+            Ok(Plan::List(Window {
+                offset: 0,
+                limit: 250,
+                ids: None
+            })),
+            "limit at most 250, page at least 1"
+        );
+    }
+}

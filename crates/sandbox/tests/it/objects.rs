@@ -714,3 +714,59 @@ async fn the_worked_example_of_docs_services_keeps_its_orders() {
     .await;
     assert_eq!((status, v["detail"].clone()), (404, json!("no order 101")));
 }
+
+/// A Redis that goes away: the objects are refused with a clear 503 (buckets fail open, objects
+/// cannot); one that comes back empty: the collections start again with their examples (what was
+/// written is lost, as docs/architecture.md says), and nothing panics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_goes_away_and_comes_back_empty() {
+    let Some(mut redis) = RedisServer::start("a_redis_that_goes_away_and_comes_back_empty") else {
+        return;
+    };
+    let p = Pair::redis(&redis.url(), |c| c).await;
+    let c = support::client();
+    let auth = format!("Bearer {}", p.key());
+    let leads = format!("{}/amocrm/api/v4/leads", p.write());
+    let (status, _) = send(
+        c.post(&leads)
+            .header("Authorization", &auth)
+            .json(&json!([{"name": "kept"}])),
+    )
+    .await;
+    assert_eq!(status, 200);
+    redis.stop();
+    let r = c
+        .get(&leads)
+        .header("Authorization", &auth)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .contains("objects store is unavailable"),
+        "{v}"
+    );
+    redis.restart();
+    let mut got = (0, Value::Null);
+    for _ in 0..50 {
+        got = send(c.get(&leads).header("Authorization", &auth)).await;
+        if got.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(got.0, 200, "{}", got.1);
+    let names: Vec<&str> = got.1["_embedded"]["leads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "the examples again: {names:?}");
+}
