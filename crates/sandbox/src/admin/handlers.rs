@@ -295,7 +295,7 @@ pub(super) async fn put_settings(
     Path(id): Path<String>,
     body: Result<JsonObject<SettingsBody>, BodyRejection>,
 ) -> Result<Json<crate::tenants::SettingsRecord>, ApiError> {
-    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}}";
+    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}, \"object_time\": 1767225600}";
     let b = body.map_err(|e| e.expected(hint))?.0.unwrap_or_default();
     super::schema::whole::within(
         "scenario.seed",
@@ -304,6 +304,9 @@ pub(super) async fn put_settings(
         super::schema::whole::MAX_SAFE,
     )
     .map_err(ApiError::Unprocessable)?;
+    // Up to the last second of the year 9999, which every date format writes.
+    super::schema::whole::within("object_time", b.object_time, 0, 253_402_300_799)
+        .map_err(ApiError::Unprocessable)?;
     let settings = crate::tenants::SettingsRecord {
         latency_ms: b.latency_ms,
         scenario: b.scenario.map(|c: ChaosBody| crate::tenants::ChaosRecord {
@@ -319,6 +322,7 @@ pub(super) async fn put_settings(
         plans: b.plans,
         validation: b.validation,
         validation_by_service: b.validation_by_service,
+        object_time: b.object_time.and_then(|t| i64::try_from(t).ok()),
     };
     settings
         .validate(state.limits.max_delay_ms)

@@ -284,6 +284,11 @@ pub(super) struct SettingsBody {
     #[serde(default)]
     pub(super) validation_by_service:
         std::collections::BTreeMap<String, crate::tenants::Validation>,
+    /// The time the sandbox's objects are stamped with (Unix seconds), instead of the clock's:
+    /// repeatable `created_at`, `DATE_CREATE`.
+    #[serde(default, deserialize_with = "whole::option")]
+    #[schema(minimum = 0, maximum = 253_402_300_799_u64)]
+    pub(super) object_time: Option<u64>,
 }
 
 /// A scenario drawn for requests that name none: with `probability`, reproducibly from `seed`.

@@ -135,7 +135,7 @@ async fn stages(
                     state,
                     service,
                     index: resolved.index,
-                    sandbox: &view.sandbox,
+                    view,
                     origin: objects::Origin {
                         parts: &parts,
                         prefix,

@@ -67,8 +67,8 @@ pub(super) struct Kept<'a> {
     pub(super) service: &'a Service,
     /// The service's index in the catalog.
     pub(super) index: usize,
-    /// The sandbox's id.
-    pub(super) sandbox: &'a str,
+    /// The sandbox.
+    pub(super) view: &'a crate::tenants::View,
     pub(super) origin: Origin<'a>,
 }
 
@@ -165,7 +165,10 @@ impl Kept<'_> {
             return Err(Failure::Refused(Refusal::NotFound));
         };
         #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
-        let now = apistend_answers::clock::unix_now() as i64;
+        let now = self
+            .view
+            .object_time
+            .unwrap_or_else(|| apistend_answers::clock::unix_now() as i64);
         let plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
         let template = match static_answer(state, service, self.index, op, call) {
             Some(Ok(s)) => s,
@@ -176,7 +179,7 @@ impl Kept<'_> {
         });
         let seed = || first.to_vec();
         let coll = Coll {
-            sandbox: self.sandbox,
+            sandbox: &self.view.sandbox,
             service: service.id.as_str(),
             name: &resource.name,
         };

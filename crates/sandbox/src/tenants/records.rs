@@ -99,6 +99,10 @@ pub struct SettingsRecord {
     /// Service id → its own validation, instead of `validation`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub validation_by_service: BTreeMap<String, Validation>,
+    /// The time the objects this sandbox keeps are stamped with (Unix seconds: `created_at`,
+    /// `DATE_CREATE`, MoySklad's `updated`), instead of the clock's: repeatable answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_time: Option<i64>,
 }
 
 /// How a request that its operation's description does not allow is treated.

@@ -31,6 +31,8 @@ pub(crate) struct View {
     /// Requests checked: the sandbox's choice, and each service's own.
     validation: Validation,
     validation_by_service: Vec<(String, Validation)>,
+    /// The time its objects are stamped with, when the sandbox fixes it.
+    pub(crate) object_time: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -69,6 +71,7 @@ impl View {
         Self {
             limits,
             latency_ms: s.settings.latency_ms,
+            object_time: s.settings.object_time,
             chaos,
             sandbox: s.id.as_str().into(),
             account: format!("sandbox:{}", s.id).into(),

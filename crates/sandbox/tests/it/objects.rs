@@ -770,3 +770,59 @@ async fn a_redis_that_goes_away_and_comes_back_empty() {
         .collect();
     assert_eq!(names.len(), 2, "the examples again: {names:?}");
 }
+
+/// A sandbox that fixes its objects' time stamps them all alike: repeatable answers.
+#[tokio::test]
+async fn a_sandbox_can_fix_the_time_its_objects_are_stamped_with() {
+    let p = Pair::memory(|c| c).await;
+    let c = support::client();
+    let id = demo_id(&c, p.write()).await;
+    let settings = format!("{}/api/v1/sandboxes/{id}/settings", p.write());
+    let (status, v) = send(
+        c.put(&settings)
+            .bearer_auth(TOKEN)
+            .json(&json!({"object_time": 1_767_225_600})),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["object_time"], 1_767_225_600);
+    let (_, v) = send(
+        c.post(format!("{}/amocrm/api/v4/leads", p.write()))
+            .header("Authorization", format!("Bearer {}", p.key()))
+            .json(&json!([{"name": "stamped"}])),
+    )
+    .await;
+    let lead = v["_embedded"]["leads"][0]["id"].as_u64().unwrap();
+    let (_, v) = send(
+        c.get(format!("{}/amocrm/api/v4/leads/{lead}", p.read()))
+            .header("Authorization", format!("Bearer {}", p.key())),
+    )
+    .await;
+    assert_eq!(
+        (v["created_at"].clone(), v["updated_at"].clone()),
+        (json!(1_767_225_600), json!(1_767_225_600))
+    );
+    let (_, v) = send(
+        c.post(format!("{}/b24/rest/1/{}/batch.json", p.write(), p.key()))
+            .json(&json!({"cmd": {"a": "crm.deal.add?fields[TITLE]=t", "g": "crm.deal.get?id=$result[a]"}})),
+    )
+    .await;
+    assert_eq!(
+        v["result"]["result"]["g"]["DATE_CREATE"],
+        "2026-01-01T03:00:00+03:00"
+    );
+    let (status, _) = send(
+        c.put(&settings)
+            .bearer_auth(TOKEN)
+            .json(&json!({"object_time": -1})),
+    )
+    .await;
+    assert_eq!(status, 400, "a negative time is not one");
+    let (status, _) = send(
+        c.put(&settings)
+            .bearer_auth(TOKEN)
+            .json(&json!({"object_time": 253_402_300_800_u64})),
+    )
+    .await;
+    assert_eq!(status, 422, "past the year 9999");
+}
