@@ -28,7 +28,11 @@ pub fn render(
     typical: Option<&Value>,
 ) -> Result<Success, Refusal> {
     let mut answer = answer;
-    let mut doc = json_of(&answer);
+    // The template is the answer's own body, moved out of it (a `Keep` answer gets it back).
+    let mut doc = match answer.rendered.take() {
+        Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        None => std::mem::take(&mut answer.body),
+    };
     let created = matches!(outcome, Outcome::Created(_));
     let (items, listed) = match outcome {
         Outcome::Missing(id) => return missing(resource, &id),
@@ -37,6 +41,7 @@ pub fn render(
         Outcome::Listed { items, total } => (items, Some(total)),
     };
     if action.render == Render::Keep {
+        answer.body = doc;
         return Ok(answer);
     }
     let at = action.at.as_str();
