@@ -17,5 +17,5 @@ mod stamp;
 pub use outcome::Outcome;
 pub use params::params;
 pub use place::Place;
-pub use plan::{Plan, Window, plan};
+pub use plan::{Plan, Window, plan, scope};
 pub use render::{render, seed};

@@ -18,6 +18,8 @@ pub enum Outcome {
     },
     /// The objects as they are after the update.
     Updated(Vec<Value>),
+    /// The objects an upsert wrote.
+    Written(Vec<Value>),
     /// The object removed.
     Deleted(Value),
     /// The collection holds no object of this id.

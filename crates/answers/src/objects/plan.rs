@@ -21,6 +21,8 @@ pub enum Plan {
     Update(Vec<(String, Map<String, Value>)>),
     /// Remove the object of this id.
     Delete(String),
+    /// Write each object under its id, new or in place of the one there.
+    Upsert(Vec<(String, Map<String, Value>)>),
 }
 
 /// The page a list asks for.
@@ -77,6 +79,19 @@ pub fn plan(
             Plan::Update(patches)
         }
         ActionKind::List => Plan::List(window(action, &doc)),
+        ActionKind::Upsert => {
+            let field = &resource.id.field;
+            let mut objects = Vec::new();
+            for mut o in input_objects(action, &doc)? {
+                let id = o
+                    .get(field)
+                    .and_then(text)
+                    .ok_or_else(|| bad(format!("every item names its {field}")))?;
+                stamp::apply(resource, &mut o, now, true);
+                objects.push((id, o));
+            }
+            Plan::Upsert(objects)
+        }
         _ => return Err(bad("this action is not implemented".into())),
     })
 }
@@ -105,6 +120,13 @@ fn input_objects(action: &Action, doc: &Value) -> Result<Vec<Map<String, Value>>
         Some(Value::Array(_)) => Err(bad(format!("{what}: an empty list"))),
         _ => Err(bad(format!("{what}: an object is required"))),
     }
+}
+
+/// The collection's part the request addresses, for an action kept apart per value of a path
+/// parameter (its `scope`: WB's stocks per warehouse): that value.
+pub fn scope(action: &Action, op: &Operation, call: &Call) -> Option<String> {
+    let name = action.scope.as_deref()?.strip_prefix("path:")?;
+    op.param(&call.path, name).map(str::to_owned)
 }
 
 /// The id the action's `id` names: a path parameter, or a parameter whatever its case.

@@ -36,6 +36,16 @@ pub(super) fn bind(
         for s in &res.stamps {
             pointer(&s.at).map_err(|why| err(".stamps", why))?;
         }
+        let given = res.id.kind == crate::model::IdKind::Given;
+        let writes = |k| res.actions.iter().any(|a| a.action == k);
+        // A create on a collection of given ids would write a made-up id; written without
+        // create when no action of the collection writes (a read-only collection) is fine.
+        if (given && writes(ActionKind::Create)) || (!given && writes(ActionKind::Upsert)) {
+            return Err(err(
+                ".id.kind",
+                "a collection of given ids is written by upsert, any other by create".into(),
+            ));
+        }
         let lists = res
             .actions
             .iter()
@@ -109,15 +119,25 @@ fn check_action(
         }
         _ => {}
     }
-    if matches!(act.action, ActionKind::Create | ActionKind::Update) && act.input.is_none() {
+    if matches!(
+        act.action,
+        ActionKind::Create | ActionKind::Update | ActionKind::Upsert
+    ) && act.input.is_none()
+    {
         return Err(e(
-            "a create or update says where its input is (`input`)".into()
+            "a create, update or upsert says where its input is (`input`)".into(),
         ));
     }
-    if act.page.is_some() != (act.action == ActionKind::List) {
-        return Err(e(
-            "a list, and only a list, says how it is paged (`page`)".into()
-        ));
+    if act.page.is_some() && act.action != ActionKind::List {
+        return Err(e("only a list is paged (`page`)".into()));
+    }
+    if let Some(scope) = &act.scope {
+        let name = scope.strip_prefix("path:").unwrap_or("");
+        if name.is_empty() || !act.path.contains(&format!("{{{name}}}")) {
+            return Err(e(format!(
+                "scope {scope:?}: \"path:NAME\", a parameter of the path"
+            )));
+        }
     }
     match &act.page {
         Some(Paging::Offset {

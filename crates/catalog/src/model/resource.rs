@@ -67,6 +67,8 @@ pub enum IdKind {
     Sequential,
     /// A random UUID (MoySklad).
     Uuid,
+    /// The client's: each object's `field` as it wrote it (WB's `sku`); written by `upsert`.
+    Given,
 }
 
 /// The answer to an id a collection does not hold.
@@ -148,9 +150,13 @@ pub struct Action {
     /// What is written there.
     #[serde(default)]
     pub render: Render,
-    /// How a list is paged.
+    /// How a list is paged; without it, a list is every object (that its filter asks for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<Paging>,
+    /// `path:NAME`: the collection is kept apart for each value of this path parameter (WB's
+    /// stocks per `warehouseId`): `stocks@507` in the management API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// Where each item of a create's answer carries its place in the request, as text
     /// (amoCRM's `request_id`: `"0"`, `"1"`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,6 +183,9 @@ pub enum ActionKind {
     Update,
     /// Removes an object.
     Delete,
+    /// Writes each object of its input under the id it carries (a collection of given ids):
+    /// a new one, or in place of the one there (WB's stocks by `sku`).
+    Upsert,
 }
 
 /// What an operation's answer holds of the objects it acted on.

@@ -152,6 +152,32 @@ impl MemoryObjects {
                     .check(objects, bytes.saturating_add_signed(d.max(0)))?;
                 (Outcome::Updated(out), 0, d)
             }
+            Plan::Upsert(upserts) => {
+                let written: Vec<(String, Value)> = upserts
+                    .iter()
+                    .map(|(k, o)| (k.clone(), Value::Object(o.clone())))
+                    .collect();
+                let (mut add, mut d) = (0u64, 0i64);
+                for (k, o) in &written {
+                    match c.items.get(k) {
+                        Some((_, old)) => d += size(o) as i64 - size(old) as i64,
+                        None => {
+                            add += 1;
+                            d += size(o) as i64;
+                        }
+                    }
+                }
+                self.bounds
+                    .check(objects + add, bytes.saturating_add_signed(d.max(0)))?;
+                for (k, o) in &written {
+                    match c.items.get_mut(k) {
+                        Some((_, old)) => *old = o.clone(),
+                        None => c.put(k.clone(), o.clone()),
+                    }
+                }
+                let out = written.into_iter().map(|(_, o)| o).collect();
+                (Outcome::Written(out), add as i64, d)
+            }
             Plan::Delete(k) => match c.items.remove(k) {
                 Some((at, o)) => {
                     c.order.remove(&at);

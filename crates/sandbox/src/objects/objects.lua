@@ -93,6 +93,32 @@ if op == 'create' then
   return 'ok'
 end
 
+if op == 'upsert' then
+  -- ARGV: bound of objects, bound of bytes, then (id, json) pairs: each written in place of
+  -- the object of its id, or added.
+  local n, bytes = 0, 0
+  for i = 5, #ARGV, 2 do
+    local old = redis.call('HGET', items, ARGV[i])
+    if old then bytes = bytes + #ARGV[i + 1] - #old else n = n + 1; bytes = bytes + #ARGV[i + 1] end
+  end
+  if count('objects') + n > tonumber(ARGV[3]) then
+    return {'full', 'objects', tostring(count('objects') + n), ARGV[3]}
+  end
+  if count('bytes') + bytes > tonumber(ARGV[4]) then
+    return {'full', 'bytes', tostring(count('bytes') + bytes), ARGV[4]}
+  end
+  for i = 5, #ARGV, 2 do
+    if redis.call('HEXISTS', items, ARGV[i]) == 1 then
+      redis.call('HSET', items, ARGV[i], ARGV[i + 1])
+    else
+      put(coll, ARGV[i], ARGV[i + 1])
+    end
+  end
+  redis.call('HINCRBY', held, 'objects', n)
+  redis.call('HINCRBY', held, 'bytes', bytes)
+  return 'ok'
+end
+
 if op == 'read' then
   return {'found', redis.call('HGET', items, ARGV[3])}
 end

@@ -160,6 +160,7 @@ impl RedisObjects {
             Plan::Delete(k) => self.found(on, "delete", k, Outcome::Deleted).await,
             Plan::List(w) => self.list(on, w).await,
             Plan::Update(patches) => self.update(on, patches).await,
+            Plan::Upsert(objects) => self.upsert(on, objects).await,
         }
     }
 
@@ -214,6 +215,29 @@ impl RedisObjects {
         }
         Ok(match self.ask(on, "create", a).await? {
             Ok(_) => Step::Done(Outcome::Created(made)),
+            Err(step) => step,
+        })
+    }
+
+    async fn upsert(
+        &self,
+        on: On<'_>,
+        objects: &[(String, Map<String, Value>)],
+    ) -> Result<Step, ObjectsError> {
+        let written: Vec<Value> = objects
+            .iter()
+            .map(|(_, o)| Value::Object(o.clone()))
+            .collect();
+        let mut a = vec![
+            self.bounds.objects.to_string(),
+            self.bounds.bytes.to_string(),
+        ];
+        for ((k, _), o) in objects.iter().zip(&written) {
+            a.push(k.clone());
+            a.push(dump(o));
+        }
+        Ok(match self.ask(on, "upsert", a).await? {
+            Ok(_) => Step::Done(Outcome::Written(written)),
             Err(step) => step,
         })
     }

@@ -9,12 +9,14 @@ use serde_json::Value;
 use super::coll::Export;
 use super::collection::key_of;
 
-/// The collection `name` of the service `service` keeps, if it keeps one.
+/// The collection `name` of the service `service` keeps, if it keeps one (`stocks@507`: the
+/// part of `stocks` kept for warehouse 507).
 pub(crate) fn resource<'c>(
     catalog: &'c Catalog,
     service: &str,
     name: &str,
 ) -> Option<&'c Resource> {
+    let name = name.split_once('@').map_or(name, |(n, _)| n);
     let id = catalog.service_id(service).ok()?;
     catalog
         .service(id)?
@@ -112,8 +114,13 @@ mod tests {
         assert!(err(json!([])).contains("a JSON object"));
         assert!(err(json!({"nope": {}})).starts_with("nope:"));
         assert!(
-            err(json!({"wb": {}})).starts_with("wb:"),
-            "WB keeps nothing (yet)"
+            err(json!({"ozon": {}})).starts_with("ozon:"),
+            "Ozon keeps nothing (yet)"
+        );
+        let part = json!({"wb": {"stocks@507": [{"chrtId": 1, "amount": 1}]}});
+        assert!(
+            check(&c, &part).is_ok(),
+            "a warehouse's part of WB's stocks"
         );
         assert!(err(json!({"amocrm": {"deals": []}})).contains("keeps leads"));
         assert!(err(json!({"amocrm": {"leads": {}}})).contains("a list"));

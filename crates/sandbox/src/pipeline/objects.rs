@@ -178,10 +178,14 @@ impl Kept<'_> {
             first_objects(state, service, self.index, binding)
         });
         let seed = || first.to_vec();
+        let name = match objects::scope(action, op, call) {
+            Some(part) => format!("{}@{part}", resource.name),
+            None => resource.name.clone(),
+        };
         let coll = Coll {
             sandbox: &self.view.sandbox,
             service: service.id.as_str(),
-            name: &resource.name,
+            name: &name,
         };
         let outcome = state
             .objects

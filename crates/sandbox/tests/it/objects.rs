@@ -343,6 +343,54 @@ async fn moysklad(p: &Pair) {
     assert_eq!(v["errors"][0]["code"], 1002, "{v}");
 }
 
+/// WB: stocks written per warehouse by size (`chrtId`, `PUT`), read back by sizes (`POST`);
+/// another warehouse keeps its own.
+async fn wb_stocks(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, w: u32| format!("{base}/wb/api/v3/stocks/{w}");
+    let put = |base: &str, w: u32, stocks: Value| {
+        c.put(at(base, w))
+            .header("Authorization", p.key())
+            .json(&json!({ "stocks": stocks }))
+    };
+    let read = |base: &str, w: u32, sizes: &[u64]| {
+        c.post(at(base, w))
+            .header("Authorization", p.key())
+            .json(&json!({ "chrtIds": sizes }))
+    };
+    let (status, v) = send(put(
+        p.write(),
+        507,
+        json!([{"chrtId": 11, "amount": 5}, {"chrtId": 22, "amount": 7}]),
+    ))
+    .await;
+    assert_eq!(status, 204, "{v}");
+    // What was written; the example fills the rest (its deprecated `sku`).
+    let pairs = |v: &Value| -> Vec<(u64, u64)> {
+        v["stocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["chrtId"].as_u64().unwrap(), s["amount"].as_u64().unwrap()))
+            .collect()
+    };
+    let (status, v) = send(read(p.read(), 507, &[11, 22, 33])).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(pairs(&v), [(11, 5), (22, 7)]);
+    send(put(p.write(), 507, json!([{"chrtId": 11, "amount": 9}]))).await;
+    let (_, v) = send(read(p.read(), 507, &[11])).await;
+    assert_eq!(pairs(&v), [(11, 9)], "in place of the old one");
+    let (_, v) = send(read(p.read(), 508, &[11])).await;
+    assert_eq!(v["stocks"], json!([]), "another warehouse keeps its own");
+    let (status, v) = send(put(p.write(), 507, json!([{"amount": 1}]))).await;
+    assert_eq!(status, 400, "an item without its chrtId: {v}");
+}
+
+#[tokio::test]
+async fn wb_keeps_the_stocks_it_is_sent() {
+    wb_stocks(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn amocrm_keeps_what_it_is_sent() {
     amocrm(&Pair::memory(|c| c).await).await;
@@ -368,6 +416,7 @@ async fn two_instances_on_one_redis_read_what_the_other_wrote() {
     amocrm(&p).await;
     bitrix24(&p).await;
     moysklad(&p).await;
+    wb_stocks(&p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
