@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use apistend_answers::objects::{Outcome, Plan, Window};
 use apistend_catalog::IdStyle;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::bounds::Bounds;
 use super::coll::{Coll, Export};
@@ -57,6 +57,40 @@ impl Collection {
         self.next_at += 1;
         self.order.insert(at, key.clone());
         self.items.insert(key, (at, object));
+    }
+
+    /// Writes each of `upserts` in place of the object of its id, or adds it, if what the
+    /// sandbox holds (`objects`, `bytes`) stays within `bounds`; the outcome and the change of
+    /// the sandbox's counts.
+    fn upsert(
+        &mut self,
+        upserts: &[(String, Map<String, Value>)],
+        bounds: &Bounds,
+        objects: u64,
+        bytes: u64,
+    ) -> Result<(Outcome, i64, i64), ObjectsError> {
+        let (mut add, mut d) = (0u64, 0i64);
+        for (k, o) in upserts {
+            let new = size(&Value::Object(o.clone())) as i64;
+            match self.items.get(k) {
+                Some((_, old)) => d += new - size(old) as i64,
+                None => {
+                    add += 1;
+                    d += new;
+                }
+            }
+        }
+        bounds.check(objects + add, bytes.saturating_add_signed(d.max(0)))?;
+        let mut out = Vec::with_capacity(upserts.len());
+        for (k, o) in upserts {
+            let o = Value::Object(o.clone());
+            match self.items.get_mut(k) {
+                Some((_, old)) => *old = o.clone(),
+                None => self.put(k.clone(), o.clone()),
+            }
+            out.push(o);
+        }
+        Ok((Outcome::Written(out), add as i64, d))
     }
 
     fn page(&self, w: &Window) -> Outcome {
@@ -152,32 +186,7 @@ impl MemoryObjects {
                     .check(objects, bytes.saturating_add_signed(d.max(0)))?;
                 (Outcome::Updated(out), 0, d)
             }
-            Plan::Upsert(upserts) => {
-                let written: Vec<(String, Value)> = upserts
-                    .iter()
-                    .map(|(k, o)| (k.clone(), Value::Object(o.clone())))
-                    .collect();
-                let (mut add, mut d) = (0u64, 0i64);
-                for (k, o) in &written {
-                    match c.items.get(k) {
-                        Some((_, old)) => d += size(o) as i64 - size(old) as i64,
-                        None => {
-                            add += 1;
-                            d += size(o) as i64;
-                        }
-                    }
-                }
-                self.bounds
-                    .check(objects + add, bytes.saturating_add_signed(d.max(0)))?;
-                for (k, o) in &written {
-                    match c.items.get_mut(k) {
-                        Some((_, old)) => *old = o.clone(),
-                        None => c.put(k.clone(), o.clone()),
-                    }
-                }
-                let out = written.into_iter().map(|(_, o)| o).collect();
-                (Outcome::Written(out), add as i64, d)
-            }
+            Plan::Upsert(upserts) => c.upsert(upserts, &self.bounds, objects, bytes)?,
             Plan::Delete(k) => match c.items.remove(k) {
                 Some((at, o)) => {
                     c.order.remove(&at);

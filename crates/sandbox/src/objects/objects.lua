@@ -21,6 +21,18 @@ local function count(what)
   return tonumber(redis.call('HGET', held, what) or '0')
 end
 
+-- The refusal of adding n objects and bytes bytes over the bounds ARGV[3] and ARGV[4], if they
+-- do not fit.
+local function over(n, bytes)
+  if count('objects') + n > tonumber(ARGV[3]) then
+    return {'full', 'objects', tostring(count('objects') + n), ARGV[3]}
+  end
+  if count('bytes') + bytes > tonumber(ARGV[4]) then
+    return {'full', 'bytes', tostring(count('bytes') + bytes), ARGV[4]}
+  end
+  return nil
+end
+
 local function drop(c)
   redis.call('DEL', k(c, 'items'), k(c, 'order'), k(c, 'meta'))
 end
@@ -81,12 +93,8 @@ if op == 'create' then
   -- ARGV: bound of objects, bound of bytes, then (id, json) pairs.
   local n, bytes = (#ARGV - 4) / 2, 0
   for i = 6, #ARGV, 2 do bytes = bytes + #ARGV[i] end
-  if count('objects') + n > tonumber(ARGV[3]) then
-    return {'full', 'objects', tostring(count('objects') + n), ARGV[3]}
-  end
-  if count('bytes') + bytes > tonumber(ARGV[4]) then
-    return {'full', 'bytes', tostring(count('bytes') + bytes), ARGV[4]}
-  end
+  local full = over(n, bytes)
+  if full then return full end
   for i = 5, #ARGV, 2 do put(coll, ARGV[i], ARGV[i + 1]) end
   redis.call('HINCRBY', held, 'objects', n)
   redis.call('HINCRBY', held, 'bytes', bytes)
@@ -101,12 +109,8 @@ if op == 'upsert' then
     local old = redis.call('HGET', items, ARGV[i])
     if old then bytes = bytes + #ARGV[i + 1] - #old else n = n + 1; bytes = bytes + #ARGV[i + 1] end
   end
-  if count('objects') + n > tonumber(ARGV[3]) then
-    return {'full', 'objects', tostring(count('objects') + n), ARGV[3]}
-  end
-  if count('bytes') + bytes > tonumber(ARGV[4]) then
-    return {'full', 'bytes', tostring(count('bytes') + bytes), ARGV[4]}
-  end
+  local full = over(n, bytes)
+  if full then return full end
   for i = 5, #ARGV, 2 do
     if redis.call('HEXISTS', items, ARGV[i]) == 1 then
       redis.call('HSET', items, ARGV[i], ARGV[i + 1])
