@@ -22,6 +22,8 @@ pub enum Outcome {
     Written(Vec<Value>),
     /// The object removed.
     Deleted(Value),
+    /// The objects removed of those a request listed (the others were not there).
+    Removed(Vec<Value>),
     /// The collection holds no object of this id.
     Missing(String),
 }

@@ -21,6 +21,8 @@ pub enum Plan {
     Update(Vec<(String, Map<String, Value>)>),
     /// Remove the object of this id.
     Delete(String),
+    /// Remove each object of these ids that the collection holds.
+    Remove(Vec<String>),
     /// Write each object under its id, new or in place of the one there.
     Upsert(Vec<(String, Map<String, Value>)>),
 }
@@ -60,6 +62,9 @@ pub fn plan(
             Plan::Create(objects)
         }
         ActionKind::Read => Plan::Read(id_of(action, op, call, &doc)?),
+        ActionKind::Delete if action.id.is_none() => {
+            Plan::Remove(window(action, &doc).ids.unwrap_or_default())
+        }
         ActionKind::Delete => Plan::Delete(id_of(action, op, call, &doc)?),
         ActionKind::Update => {
             let many = action.id.is_none();

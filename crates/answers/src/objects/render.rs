@@ -36,9 +36,10 @@ pub fn render(
     let created = matches!(outcome, Outcome::Created(_));
     let (items, listed) = match outcome {
         Outcome::Missing(id) => return missing(resource, &id),
-        Outcome::Created(items) | Outcome::Updated(items) | Outcome::Written(items) => {
-            (items, None)
-        }
+        Outcome::Created(items)
+        | Outcome::Updated(items)
+        | Outcome::Written(items)
+        | Outcome::Removed(items) => (items, None),
         Outcome::Found(item) | Outcome::Deleted(item) => (vec![item], None),
         Outcome::Listed { items, total } => (items, Some(total)),
     };

@@ -100,7 +100,9 @@ fn check_action(
     act: &crate::model::Action,
     e: &impl Fn(String) -> CatalogError,
 ) -> Result<(), CatalogError> {
-    let needs_id = matches!(act.action, ActionKind::Read | ActionKind::Delete)
+    // A delete names its id, or the ids it removes (`filter`: WB's `chrtIds`).
+    let needs_id = act.action == ActionKind::Read
+        || (act.action == ActionKind::Delete && act.filter.is_empty())
         || (act.action == ActionKind::Update && act.input.as_deref() != Some(""));
     match act.id.as_deref() {
         Some(id) if !(id.starts_with("path:") || id.starts_with("param:")) => {
@@ -114,7 +116,7 @@ fn check_action(
         }
         None if needs_id => {
             return Err(e(
-                "a read, delete or single update says where its id is".into()
+                "a read, a delete of one object or a single update says where its id is".into(),
             ));
         }
         _ => {}

@@ -181,7 +181,7 @@ pub enum ActionKind {
     List,
     /// Merges its input into an object (or each object of a list of them, by their ids).
     Update,
-    /// Removes an object.
+    /// Removes an object (its `id`), or each object its `filter` lists.
     Delete,
     /// Writes each object of its input under the id it carries (a collection of given ids):
     /// a new one, or in place of the one there (WB's stocks by `sku`).

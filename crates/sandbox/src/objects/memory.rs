@@ -187,6 +187,19 @@ impl MemoryObjects {
                 (Outcome::Updated(out), 0, d)
             }
             Plan::Upsert(upserts) => c.upsert(upserts, &self.bounds, objects, bytes)?,
+            Plan::Remove(ids) => {
+                let gone: Vec<Value> = ids
+                    .iter()
+                    .filter_map(|k| {
+                        let (at, o) = c.items.remove(k)?;
+                        c.order.remove(&at);
+                        Some(o)
+                    })
+                    .collect();
+                let bytes: i64 = gone.iter().map(|o| size(o) as i64).sum();
+                let n = gone.len() as i64;
+                (Outcome::Removed(gone), -n, -bytes)
+            }
             Plan::Delete(k) => match c.items.remove(k) {
                 Some((at, o)) => {
                     c.order.remove(&at);

@@ -171,6 +171,22 @@ if op == 'update' then
   return 'ok'
 end
 
+if op == 'remove' then
+  -- ARGV: ids; removes those it holds, answers them.
+  local out = {'removed'}
+  for i = 3, #ARGV do
+    local o = redis.call('HGET', items, ARGV[i])
+    if o then
+      redis.call('HDEL', items, ARGV[i])
+      redis.call('ZREM', order, ARGV[i])
+      redis.call('HINCRBY', held, 'objects', -1)
+      redis.call('HINCRBY', held, 'bytes', -#o)
+      out[#out + 1] = o
+    end
+  end
+  return out
+end
+
 if op == 'delete' then
   local o = redis.call('HGET', items, ARGV[3])
   if not o then return {'missing', ARGV[3]} end

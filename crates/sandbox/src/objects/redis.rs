@@ -161,6 +161,7 @@ impl RedisObjects {
             Plan::List(w) => self.list(on, w).await,
             Plan::Update(patches) => self.update(on, patches).await,
             Plan::Upsert(objects) => self.upsert(on, objects).await,
+            Plan::Remove(ids) => self.remove(on, ids).await,
         }
     }
 
@@ -240,6 +241,18 @@ impl RedisObjects {
             Ok(_) => Step::Done(Outcome::Written(written)),
             Err(step) => step,
         })
+    }
+
+    async fn remove(&self, on: On<'_>, ids: &[String]) -> Result<Step, ObjectsError> {
+        let reply = match self.ask(on, "remove", ids.to_vec()).await? {
+            Ok(r) => r,
+            Err(step) => return Ok(step),
+        };
+        let R::Array(parts) = reply else {
+            return Err(unavailable("remove: not a list"));
+        };
+        let gone = parts.iter().skip(1).map(json).collect::<Result<_, _>>()?;
+        Ok(Step::Done(Outcome::Removed(gone)))
     }
 
     /// A read or a delete of `k`: what it found, as `outcome` makes it.

@@ -384,6 +384,15 @@ async fn wb_stocks(p: &Pair) {
     assert_eq!(v["stocks"], json!([]), "another warehouse keeps its own");
     let (status, v) = send(put(p.write(), 507, json!([{"amount": 1}]))).await;
     assert_eq!(status, 400, "an item without its chrtId: {v}");
+    let (status, v) = send(
+        c.delete(at(p.write(), 507))
+            .header("Authorization", p.key())
+            .json(&json!({"chrtIds": [11, 44]})),
+    )
+    .await;
+    assert_eq!(status, 204, "{v}");
+    let (_, v) = send(read(p.read(), 507, &[11, 22])).await;
+    assert_eq!(pairs(&v), [(22, 7)], "11 removed, 44 was never there");
 }
 
 #[tokio::test]
