@@ -24,6 +24,15 @@ impl Success {
         Self::new(200, body)
     }
 
+    /// Its JSON body, moved out of it: the rendered bytes parsed (`null` if they are not
+    /// JSON), or `body`.
+    pub fn take_json(&mut self) -> serde_json::Value {
+        match self.rendered.take() {
+            Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            None => std::mem::take(&mut self.body),
+        }
+    }
+
     /// `status` with `body`, nothing else.
     pub fn new(status: u16, body: serde_json::Value) -> Self {
         Self {

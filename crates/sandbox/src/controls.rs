@@ -43,6 +43,19 @@ pub(crate) struct Controls {
 }
 
 impl Controls {
+    /// Whether the request wants what the sandbox keeps: `X-Mock-State` absent or `on`, not
+    /// `off` (the operation's example, as if nothing were kept).
+    ///
+    /// # Errors
+    /// Another value, and why.
+    pub(crate) fn stateful(&self) -> Result<bool, String> {
+        match self.state.as_deref() {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(v) => Err(format!("unknown X-Mock-State {v:?}; valid: on, off")),
+        }
+    }
+
     /// The controls among `headers`. Only a header's first value counts, as `HeaderMap::get`
     /// reads it.
     pub(crate) fn read(headers: &HeaderMap) -> Self {

@@ -18,4 +18,5 @@ pub use outcome::Outcome;
 pub use params::params;
 pub use place::Place;
 pub use plan::{Plan, Window, plan, scope};
+pub use pointer::set as set_pointer;
 pub use render::{render, seed};

@@ -10,7 +10,7 @@ fn tokens(p: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Sets `p` in `doc` to `v`, making objects on the way (a list's index must exist).
-pub(crate) fn set(doc: &mut Value, p: &str, v: Value) {
+pub fn set(doc: &mut Value, p: &str, v: Value) {
     let mut at = doc;
     for t in tokens(p) {
         if !at.is_object() && !at.is_array() {

@@ -29,10 +29,7 @@ pub fn render(
 ) -> Result<Success, Refusal> {
     let mut answer = answer;
     // The template is the answer's own body, moved out of it (a `Keep` answer gets it back).
-    let mut doc = match answer.rendered.take() {
-        Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        None => std::mem::take(&mut answer.body),
-    };
+    let mut doc = answer.take_json();
     let created = matches!(outcome, Outcome::Created(_));
     let (items, listed) = match outcome {
         Outcome::Missing(id) => return missing(resource, &id),
@@ -113,17 +110,14 @@ fn rebase(doc: &mut Value, place: &Place<'_>) {
 }
 
 /// The objects a sandbox's collection starts with: the items of its list's example.
-pub fn seed(action: &Action, list_answer: &Success) -> Vec<Value> {
-    match json_of(list_answer).pointer(&action.at) {
-        Some(Value::Array(items)) => items.iter().filter(|v| v.is_object()).cloned().collect(),
+pub fn seed(action: &Action, mut list_answer: Success) -> Vec<Value> {
+    match list_answer
+        .take_json()
+        .pointer_mut(&action.at)
+        .map(Value::take)
+    {
+        Some(Value::Array(items)) => items.into_iter().filter(Value::is_object).collect(),
         _ => Vec::new(),
-    }
-}
-
-fn json_of(s: &Success) -> Value {
-    match &s.rendered {
-        Some(bytes) => serde_json::from_slice(bytes).unwrap_or(Value::Null),
-        None => s.body.clone(),
     }
 }
 

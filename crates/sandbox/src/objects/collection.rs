@@ -37,7 +37,7 @@ fn uuid() -> String {
     }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let h = crate::secret::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &h[..8],

@@ -51,14 +51,9 @@ impl Origin<'_> {
 /// # Errors
 /// The service's 400 for another value.
 pub(super) fn wanted(controls: &Controls, admitted: &Admitted<'_>) -> Result<bool, Response<Body>> {
-    match controls.state.as_deref() {
-        None | Some("on") => Ok(true),
-        Some("off") => Ok(false),
-        Some(v) => {
-            let why = format!("unknown X-Mock-State {v:?}; valid: on, off");
-            Err(admitted.refuse(&ErrorKind::BadRequest(why)))
-        }
-    }
+    controls
+        .stateful()
+        .map_err(|why| admitted.refuse(&ErrorKind::BadRequest(why)))
 }
 
 /// One request in a sandbox, for a service that keeps objects.
@@ -114,9 +109,6 @@ impl Kept<'_> {
         };
         match result {
             Ok(s) => Answer::success(s, service.content_type),
-            Err(Failure::Refused(Refusal::NotFound)) => {
-                Answer::error(service, &ErrorKind::NotFound, &ctx())
-            }
             Err(Failure::Refused(r)) => Answer::refusal(service, r, &ctx()),
             Err(Failure::Store(e @ ObjectsError::Full { .. })) => {
                 Answer::problem(507, "Insufficient Storage", &e.to_string())
@@ -245,7 +237,7 @@ fn first_objects(
     let (parts, ()) = req.into_parts();
     let call = Call::parse(service, &parts, &op.path, b"", None);
     match static_answer(state, service, index, op, &call) {
-        Some(Ok(s)) => objects::seed(action, &s),
+        Some(Ok(s)) => objects::seed(action, s),
         _ => Vec::new(),
     }
 }

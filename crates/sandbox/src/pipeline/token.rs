@@ -40,17 +40,8 @@ pub(super) fn answer(
         Some(Ok(s)) => s,
         _ => apistend_answers::Success::ok(Value::Object(serde_json::Map::new())),
     };
-    let mut body = match success.rendered.take() {
-        Some(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
-        None => std::mem::take(&mut success.body),
-    };
-    let mut set = |at: &str, v: Value| {
-        if let Some(slot) = body.pointer_mut(at) {
-            *slot = v;
-        } else if let Value::Object(m) = &mut body {
-            m.insert(at.trim_start_matches('/').to_owned(), v);
-        }
-    };
+    let mut body = success.take_json();
+    let mut set = |at: &str, v: Value| apistend_answers::objects::set_pointer(&mut body, at, v);
     set(&t.access_at, Value::from(issued.access));
     set(&t.refresh_at, Value::from(issued.refresh));
     if let Some(at) = &t.expires_at {

@@ -86,8 +86,7 @@ pub(crate) fn exchange(
         .as_deref()
         .and_then(|c| serde_json::from_str(c).ok())
         .unwrap_or_default();
-    let jti = Sha256::digest(format!("{sandbox}:{now}:{}", fastrand::u128(..)).as_bytes());
-    let jti: String = jti.iter().take(20).map(|b| format!("{b:02x}")).collect();
+    let jti = crate::secret::token("jti").map_err(|e| Refused::Failed(e.to_string()))?;
     let lifetime = i64::try_from(endpoint.lifetime_secs).unwrap_or(i64::MAX);
     for (k, v) in [
         ("aud", Value::from(param("client_id").unwrap_or_default())),

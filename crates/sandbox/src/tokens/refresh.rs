@@ -23,10 +23,7 @@ pub(super) struct Refresh {
 
 /// SHA-256 of `token`, hex.
 pub(super) fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::secret::hex(&Sha256::digest(token.as_bytes()))
 }
 
 fn tag(body: &str, key: &[u8]) -> String {
