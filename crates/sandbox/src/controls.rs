@@ -1,5 +1,5 @@
 //! The sandbox's own request headers — `X-Mock-Scenario`, `X-Mock-Delay`, `X-Mock-Validation`,
-//! `X-Mock-State` and `X-Request-Id` —
+//! `X-Mock-State`, `X-Mock-Job` and `X-Request-Id` —
 //! read in one pass over a request's headers.
 //!
 //! Looked up one by one, each hashed its name and probed the map on every request, though
@@ -19,6 +19,10 @@ pub(crate) const X_MOCK_VALIDATION: HeaderName = HeaderName::from_static("x-mock
 /// `X-Mock-State`: `off` answers an operation bound to a collection with its example, as if the
 /// sandbox kept nothing (`on`, the default: what the sandbox keeps).
 pub(crate) const X_MOCK_STATE: HeaderName = HeaderName::from_static("x-mock-state");
+
+/// `X-Mock-Job`: `fail` or `succeed`, for the job the request starts instead of its sandbox's
+/// choice for that kind of job.
+pub(crate) const X_MOCK_JOB: HeaderName = HeaderName::from_static("x-mock-job");
 
 /// `X-Request-Id`: a caller's id for its request, used in logs and error bodies instead of ours.
 pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -40,6 +44,8 @@ pub(crate) struct Controls {
     pub(crate) validation: Option<String>,
     /// `X-Mock-State`, unchecked.
     pub(crate) state: Option<String>,
+    /// `X-Mock-Job`, unchecked.
+    pub(crate) job: Option<String>,
 }
 
 impl Controls {
@@ -56,13 +62,27 @@ impl Controls {
         }
     }
 
+    /// Whether the job the request starts fails (`X-Mock-Job: fail`) or succeeds (`succeed`);
+    /// `None` leaves it to the sandbox.
+    ///
+    /// # Errors
+    /// Another value, and why.
+    pub(crate) fn job_fails(&self) -> Result<Option<bool>, String> {
+        match self.job.as_deref() {
+            None => Ok(None),
+            Some(v) if v.eq_ignore_ascii_case("fail") => Ok(Some(true)),
+            Some(v) if v.eq_ignore_ascii_case("succeed") => Ok(Some(false)),
+            Some(v) => Err(format!("unknown X-Mock-Job {v:?}; valid: fail, succeed")),
+        }
+    }
+
     /// The controls among `headers`. Only a header's first value counts, as `HeaderMap::get`
     /// reads it.
     pub(crate) fn read(headers: &HeaderMap) -> Self {
         let text = |v| apistend_answers::call::text(v).map(str::to_owned);
         let mut c = Controls::default();
         let (mut delay_seen, mut id_seen, mut validation_seen) = (false, false, false);
-        let mut state_seen = false;
+        let (mut state_seen, mut job_seen) = (false, false);
         for (name, value) in headers {
             if *name == X_MOCK_SCENARIO && !c.asked_scenario {
                 c.asked_scenario = true;
@@ -79,6 +99,9 @@ impl Controls {
             } else if *name == X_MOCK_STATE && !state_seen {
                 state_seen = true;
                 c.state = text(value);
+            } else if *name == X_MOCK_JOB && !job_seen {
+                job_seen = true;
+                c.job = text(value);
             }
         }
         c

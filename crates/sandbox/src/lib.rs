@@ -45,8 +45,8 @@ pub use error::SandboxError;
 pub use metrics::SharedRecorder;
 pub use sandbox::{Demo, Sandbox};
 pub use tenants::{
-    AppRecord, ChaosRecord, DATA_FILE, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
-    Tenants, Validation, new_key,
+    AppRecord, ChaosRecord, DATA_FILE, JobRecord, LimitRecord, SandboxRecord, ScopeChoice,
+    SettingsRecord, Tenants, Validation, new_key,
 };
 
 /// Entry points for the fuzz targets (`fuzz/`), built only by `cargo fuzz` (`--cfg fuzzing`).

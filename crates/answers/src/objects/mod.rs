@@ -5,6 +5,9 @@
 //! (`render.rs`, paging in `page.rs`, JSON pointers in `pointer.rs`). The store is the
 //! sandbox's: it applies a plan and says what came of it ([`Outcome`]).
 
+mod cursor;
+pub mod job;
+mod narrow;
 mod outcome;
 mod page;
 mod params;
@@ -14,6 +17,7 @@ mod pointer;
 mod render;
 mod stamp;
 
+pub use narrow::narrow;
 pub use outcome::Outcome;
 pub use params::params;
 pub use place::Place;

@@ -27,3 +27,17 @@ pub enum Outcome {
     /// The collection holds no object of this id.
     Missing(String),
 }
+
+impl Outcome {
+    /// The objects it holds, to change before they are shown (a job's status).
+    pub fn objects_mut(&mut self) -> std::slice::IterMut<'_, Value> {
+        match self {
+            Self::Created(v) | Self::Updated(v) | Self::Written(v) | Self::Removed(v) => {
+                v.iter_mut()
+            }
+            Self::Listed { items, .. } => items.iter_mut(),
+            Self::Found(o) | Self::Deleted(o) => std::slice::from_mut(o).iter_mut(),
+            Self::Missing(_) => [].iter_mut(),
+        }
+    }
+}

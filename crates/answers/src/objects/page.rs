@@ -74,6 +74,22 @@ pub(super) fn write(
             }
             None
         }
+        Paging::Cursor {
+            next,
+            end,
+            total: t,
+            ..
+        } => {
+            match (more, end) {
+                (true, _) => pointer::set(doc, next, Value::String(super::cursor::at(after))),
+                (false, Some(end)) => pointer::set(doc, next, Value::String(end.clone())),
+                (false, None) => pointer::remove(doc, next),
+            }
+            if let Some(t) = t {
+                pointer::set(doc, t, Value::from(total));
+            }
+            None
+        }
         Paging::Start { next, total: t, .. } => {
             if more {
                 pointer::set(doc, next, Value::from(after));
@@ -115,6 +131,7 @@ mod tests {
             offset: 0,
             limit: 2,
             ids: None,
+            by: Vec::new(),
         };
         let mut doc = json!({"_links": {"next": {"href": "old"}}});
         assert_eq!(write(&amo, &mut doc, &w, 2, 3, &place), None);
@@ -145,6 +162,7 @@ mod tests {
                 offset: 50,
                 limit: 50,
                 ids: None,
+                by: Vec::new(),
             },
             50,
             123,
@@ -158,11 +176,33 @@ mod tests {
                 offset: 100,
                 limit: 50,
                 ids: None,
+                by: Vec::new(),
             },
             23,
             123,
             &place,
         );
         assert_eq!(doc, json!({"total": 123}));
+        let ozon = paging(
+            json!({"style": "cursor", "cursor": "/last_id", "limit": "/limit",
+            "default": 100, "max": 1000, "next": "/result/last_id", "end": "", "total": "/result/total"}),
+        );
+        let w = Window {
+            offset: 0,
+            limit: 2,
+            ids: None,
+            by: Vec::new(),
+        };
+        let mut doc = json!({});
+        write(&ozon, &mut doc, &w, 2, 3, &place);
+        let next = doc["result"]["last_id"].as_str().unwrap().to_owned();
+        assert_eq!(super::super::cursor::offset(&next), Some(2));
+        assert_eq!(doc["result"]["total"], 3);
+        let last = Window { offset: 2, ..w };
+        write(&ozon, &mut doc, &last, 1, 3, &place);
+        assert_eq!(
+            doc["result"]["last_id"], "",
+            "Ozon's last page: an empty last_id"
+        );
     }
 }

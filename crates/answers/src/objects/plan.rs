@@ -36,6 +36,21 @@ pub struct Window {
     pub limit: u64,
     /// Only the objects of these ids, when the request filters by id.
     pub ids: Option<Vec<String>>,
+    /// Only the objects whose field (the first) holds one of these values (the second), for
+    /// each filter by another field the request sends.
+    pub by: Vec<(String, Vec<String>)>,
+}
+
+impl Window {
+    /// Every object, no filter.
+    pub fn all() -> Self {
+        Self {
+            offset: 0,
+            limit: u64::MAX,
+            ids: None,
+            by: Vec::new(),
+        }
+    }
 }
 
 /// What `call` asks of `resource` through `action` (the operation `op`); `now` stamps what it
@@ -63,7 +78,7 @@ pub fn plan(
         }
         ActionKind::Read => Plan::Read(id_of(action, op, call, &doc)?),
         ActionKind::Delete if action.id.is_none() => {
-            Plan::Remove(window(action, &doc).ids.unwrap_or_default())
+            Plan::Remove(window(action, &doc)?.ids.unwrap_or_default())
         }
         ActionKind::Delete => Plan::Delete(id_of(action, op, call, &doc)?),
         ActionKind::Update => {
@@ -83,7 +98,7 @@ pub fn plan(
             }
             Plan::Update(patches)
         }
-        ActionKind::List => Plan::List(window(action, &doc)),
+        ActionKind::List => Plan::List(window(action, &doc)?),
         ActionKind::Upsert => {
             let field = &resource.id.field;
             let mut objects = Vec::new();
@@ -153,7 +168,7 @@ fn id_of(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<St
 }
 
 /// A scalar as an id's text.
-fn text(v: &Value) -> Option<String> {
+pub(super) fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -161,10 +176,10 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
-/// The page a list asks for, by its paging style, and its filter by ids.
-fn window(action: &Action, doc: &Value) -> Window {
-    let num = |name: &str| {
-        doc.get(name)
+/// The page a list asks for, by its paging style, and its filters.
+fn window(action: &Action, doc: &Value) -> Result<Window, Refusal> {
+    let num = |at: &str| {
+        doc.pointer(at)
             .and_then(text)
             .and_then(|s| s.trim().parse::<u64>().ok())
     };
@@ -172,31 +187,72 @@ fn window(action: &Action, doc: &Value) -> Window {
         Some(Paging::Offset { max, .. }) => {
             let max = u64::from(*max);
             (
-                num("offset").unwrap_or(0),
-                num("limit").unwrap_or(max).clamp(1, max),
+                num("/offset").unwrap_or(0),
+                num("/limit").unwrap_or(max).clamp(1, max),
             )
         }
         Some(Paging::Page { default, max, .. }) => {
-            let limit = num("limit")
+            let limit = num("/limit")
                 .unwrap_or(u64::from(*default))
                 .clamp(1, u64::from(*max));
-            let page = num("page").unwrap_or(1).max(1);
+            let page = num("/page").unwrap_or(1).max(1);
             ((page - 1).saturating_mul(limit), limit)
         }
-        Some(Paging::Start { size, .. }) => (num("start").unwrap_or(0), u64::from(*size)),
+        Some(Paging::Cursor {
+            cursor,
+            limit,
+            default,
+            max,
+            ..
+        }) => {
+            let size = num(limit)
+                .filter(|n| *n > 0)
+                .unwrap_or(u64::from(*default))
+                .min(u64::from(*max));
+            let at = match doc.pointer(cursor).and_then(text) {
+                None => 0,
+                Some(c) if c.is_empty() => 0,
+                Some(c) => super::cursor::offset(&c).ok_or_else(|| {
+                    bad(format!(
+                        "{}: {c:?} is not a cursor this list gave",
+                        cursor.trim_start_matches('/')
+                    ))
+                })?,
+            };
+            (at, size)
+        }
+        Some(Paging::Start { size, .. }) => (num("/start").unwrap_or(0), u64::from(*size)),
         _ => (0, u64::MAX),
     };
     let mut ids: Option<Vec<String>> = None;
     for p in &action.filter {
-        let Some(v) = doc.pointer(p) else { continue };
-        let found = ids.get_or_insert_with(Vec::new);
-        match v {
-            Value::Array(list) => found.extend(list.iter().filter_map(text)),
-            Value::Object(m) => found.extend(m.values().filter_map(text)),
-            other => found.extend(text(other)),
+        if let Some(v) = doc.pointer(p) {
+            values(v, ids.get_or_insert_with(Vec::new));
         }
     }
-    Window { offset, limit, ids }
+    let mut by = Vec::new();
+    for (p, field) in &action.filter_by {
+        if let Some(v) = doc.pointer(p) {
+            let mut found = Vec::new();
+            values(v, &mut found);
+            by.push((field.clone(), found));
+        }
+    }
+    Ok(Window {
+        offset,
+        limit,
+        ids,
+        by,
+    })
+}
+
+/// The scalars of a filter's value (one, a list, or an object's members) added to `out`.
+fn values(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Array(list) => out.extend(list.iter().filter_map(text)),
+        Value::Object(m) => out.extend(m.values().filter_map(text)),
+        other => out.extend(text(other)),
+    }
 }
 
 #[cfg(test)]
@@ -301,7 +357,8 @@ mod tests {
             Ok(Plan::List(Window {
                 offset: 40,
                 limit: 20,
-                ids: Some(vec!["7".into(), "8".into()])
+                ids: Some(vec!["7".into(), "8".into()]),
+                by: Vec::new(),
             }))
         );
         let p = planned(Method::Get, "/api/v4/leads", "limit=100000&page=0", None);
@@ -310,7 +367,8 @@ mod tests {
             Ok(Plan::List(Window {
                 offset: 0,
                 limit: 250,
-                ids: None
+                ids: None,
+                by: Vec::new(),
             })),
             "limit at most 250, page at least 1"
         );

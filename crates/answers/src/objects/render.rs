@@ -64,6 +64,11 @@ pub fn render(
         .enumerate()
         .map(|(i, o)| {
             let mut out = object(resource, action.render, &template, o, place);
+            for (to, from) in &action.fields {
+                if let (Some(v), Value::Object(m)) = (o.get(from), &mut out) {
+                    m.insert(to.clone(), v.clone());
+                }
+            }
             if let (true, Some(at)) = (created, &action.index) {
                 pointer::set(&mut out, at, Value::String(i.to_string()));
             }

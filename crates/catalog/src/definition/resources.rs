@@ -36,6 +36,9 @@ pub(super) fn bind(
         for s in &res.stamps {
             pointer(&s.at).map_err(|why| err(".stamps", why))?;
         }
+        if let Some(job) = &res.job {
+            check_job(job).map_err(|why| err(".job", why))?;
+        }
         let given = res.id.kind == crate::model::IdKind::Given;
         let writes = |k| res.actions.iter().any(|a| a.action == k);
         // A create on a collection of given ids would write a made-up id; written without
@@ -44,17 +47,6 @@ pub(super) fn bind(
             return Err(err(
                 ".id.kind",
                 "a collection of given ids is written by upsert, any other by create".into(),
-            ));
-        }
-        let lists = res
-            .actions
-            .iter()
-            .filter(|a| a.action == ActionKind::List)
-            .count();
-        if lists > 1 {
-            return Err(err(
-                ".actions",
-                "at most one list: it gives the objects a sandbox starts with".into(),
             ));
         }
         for (a, act) in res.actions.iter().enumerate() {
@@ -86,11 +78,15 @@ pub(super) fn bind(
                 .iter()
                 .chain(std::iter::once(&act.at))
                 .chain(&act.filter)
+                .chain(act.filter_by.keys())
                 .chain(&act.index)
             {
                 pointer(p).map_err(&e)?;
             }
             check_action(act, &e)?;
+            if let Some(m) = &act.makes {
+                check_makes(file, res, act, m).map_err(&e)?;
+            }
         }
     }
     Ok(file.resources.clone())
@@ -168,12 +164,75 @@ fn check_action(
                 pointer(p).map_err(e)?;
             }
         }
+        Some(Paging::Cursor {
+            cursor,
+            limit,
+            default,
+            max,
+            next,
+            total,
+            ..
+        }) => {
+            nonzero(*default, e)?;
+            nonzero(*max, e)?;
+            for p in [cursor, limit, next].into_iter().chain(total) {
+                pointer(p).map_err(e)?;
+            }
+        }
         Some(Paging::Start { size, next, total }) => {
             nonzero(*size, e)?;
             pointer(next).map_err(e)?;
             pointer(total).map_err(e)?;
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// A job's statuses and pointers.
+fn check_job(job: &crate::model::Job) -> Result<(), String> {
+    if job.states.len() < 2 {
+        return Err("a job has at least two states: one while it runs, one when done".into());
+    }
+    if job.status.is_empty() {
+        return Err("a job says where its status is written (`status`)".into());
+    }
+    for p in job
+        .status
+        .iter()
+        .chain(job.failure.keys())
+        .chain(job.done.keys())
+    {
+        pointer(p)?;
+    }
+    Ok(())
+}
+
+/// What a job's create makes: a collection of the service that a create writes, under a job.
+fn check_makes(
+    file: &ServiceFile,
+    res: &Resource,
+    act: &crate::model::Action,
+    m: &crate::model::Makes,
+) -> Result<(), String> {
+    if act.action != ActionKind::Create || res.job.is_none() {
+        return Err("only the create of a job makes objects (`makes`)".into());
+    }
+    let target = file.resources.iter().find(|r| r.name == m.resource);
+    let Some(target) = target.filter(|t| t.id.kind != crate::model::IdKind::Given) else {
+        return Err(format!(
+            "makes {:?}: no collection of the service with ids it makes",
+            m.resource
+        ));
+    };
+    if target.job.is_some() {
+        return Err(format!("makes {:?}: a job makes no jobs", m.resource));
+    }
+    for p in [&m.input, &m.into].into_iter().chain(&m.count) {
+        pointer(p)?;
+    }
+    if m.fields.is_empty() {
+        return Err("makes: `fields` says what the job lists of each object".into());
     }
     Ok(())
 }

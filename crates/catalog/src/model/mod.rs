@@ -2,6 +2,7 @@
 
 mod credential;
 mod ids;
+mod job;
 mod limits;
 mod operation;
 mod resource;
@@ -11,6 +12,7 @@ mod token;
 
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
+pub use job::{Job, Makes};
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
 pub use operation::{Binding, Fixture, Operation};
 pub use resource::{

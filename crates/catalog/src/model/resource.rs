@@ -34,6 +34,9 @@ pub struct Resource {
     pub stamps: Vec<Stamp>,
     /// The operations that act on it.
     pub actions: Vec<Action>,
+    /// Its objects are jobs whose status moves with time (`model/job.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<super::job::Job>,
 }
 
 /// How a collection's ids are made and written.
@@ -166,6 +169,17 @@ pub struct Action {
     /// one id or a list of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter: Vec<String>,
+    /// Where a list's filters by other fields are: request pointer → the objects' field
+    /// (Ozon's `"/filter/offer_id" = "offer_id"`); a value there is one value or a list.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub filter_by: BTreeMap<String, String>,
+    /// Fields of the answer's items that show another field of the object: answer field →
+    /// object field (Ozon's product list shows the product's `id` as `product_id`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, String>,
+    /// A create of a job that also writes objects of another collection (`model/job.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub makes: Option<super::job::Makes>,
 }
 
 /// What an operation does to its collection.
@@ -248,6 +262,27 @@ pub enum Paging {
         /// The status of a page with no items (amoCRM: 204, no body).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         empty: Option<u16>,
+    },
+    /// An opaque cursor the answer gives for the next page and the request sends back
+    /// (Ozon's `last_id`, Yandex Market's `page_token`), with a page size parameter; on the
+    /// last page the cursor is `end` (Ozon's `""`) or absent.
+    Cursor {
+        /// Where the request's cursor is: a JSON pointer into its parameters (`/last_id`).
+        cursor: String,
+        /// Where its page size is (`/limit`).
+        limit: String,
+        /// Items a page holds without a size.
+        default: u32,
+        /// The most a size may ask.
+        max: u32,
+        /// Where the next page's cursor goes in the answer.
+        next: String,
+        /// What `next` holds on the last page; without it, `next` is removed there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        end: Option<String>,
+        /// Where the total goes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<String>,
     },
     /// A `start` parameter and pages of a fixed size (Bitrix24's 50): `next` (the next start)
     /// only while there is more, and the total.

@@ -187,7 +187,7 @@ async fn two_instances_survive_redis_killed_and_back_empty_under_load() {
                     ),
                     // The exhausted bucket.
                     3 | 4 => (
-                        c.post(format!("{base}/ozon/v3/product/list"))
+                        c.post(format!("{base}/ozon/v4/product/info/limit"))
                             .header("Client-Id", "1")
                             .header("Api-Key", KEY)
                             .header("X-Mock-Delay", "0")

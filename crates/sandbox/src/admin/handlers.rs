@@ -295,7 +295,7 @@ pub(super) async fn put_settings(
     Path(id): Path<String>,
     body: Result<JsonObject<SettingsBody>, BodyRejection>,
 ) -> Result<Json<crate::tenants::SettingsRecord>, ApiError> {
-    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}, \"object_time\": 1767225600}";
+    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}, \"object_time\": 1767225600, \"jobs\": {\"ozon/import_tasks\": {\"ms\": 500, \"fails\": false}}}";
     let b = body.map_err(|e| e.expected(hint))?.0.unwrap_or_default();
     super::schema::whole::within(
         "scenario.seed",
@@ -323,6 +323,7 @@ pub(super) async fn put_settings(
         validation: b.validation,
         validation_by_service: b.validation_by_service,
         object_time: b.object_time.and_then(|t| i64::try_from(t).ok()),
+        jobs: b.jobs,
     };
     settings
         .validate(state.limits.max_delay_ms)
@@ -343,6 +344,20 @@ pub(super) async fn put_settings(
             .find(Result::is_err)
         {
             return Err(ApiError::Unprocessable(format!("{field}: {e}")));
+        }
+    }
+    for name in settings.jobs.keys() {
+        let found = name.split_once('/').and_then(|(sid, coll)| {
+            let svc = state.catalog.service(state.catalog.service_id(sid).ok()?)?;
+            svc.resources
+                .iter()
+                .find(|r| r.name == coll && r.job.is_some())
+        });
+        if found.is_none() {
+            return Err(ApiError::Unprocessable(format!(
+                "jobs.{name}: no collection of jobs of that name (SERVICE/COLLECTION: {})",
+                job_collections(&state.catalog).join(", ")
+            )));
         }
     }
     for (sid, plan) in &settings.plans {
@@ -366,4 +381,18 @@ pub(super) async fn put_settings(
     }
     state.tenants.set_settings(&id, settings.clone())?;
     Ok(Json(settings))
+}
+
+/// Every collection of jobs of the catalog, as `service/collection`.
+fn job_collections(catalog: &apistend_catalog::Catalog) -> Vec<String> {
+    catalog
+        .services()
+        .iter()
+        .flat_map(|s| {
+            s.resources
+                .iter()
+                .filter(|r| r.job.is_some())
+                .map(move |r| format!("{}/{}", s.id, r.name))
+        })
+        .collect()
 }

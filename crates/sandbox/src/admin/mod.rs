@@ -76,6 +76,7 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
                 .delete(objects::clear),
         )
         .route("/api/v1/sandboxes/{id}/objects/counts", get(objects::counts))
+        .route("/api/v1/sandboxes/{id}/jobs/finish", post(objects::finish))
         .route("/api/v1/services", get(services))
         .route("/api/v1/scenarios", get(scenarios))
         .route_layer(middleware::from_fn_with_state(

@@ -85,3 +85,24 @@ pub(super) async fn clear(
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// When a sandbox's pending jobs were finished.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub(super) struct Finished {
+    /// Every job the sandbox started until this moment (Unix milliseconds) is done.
+    finished_ms: i64,
+}
+
+#[utoipa::path(post, path = "/api/v1/sandboxes/{id}/jobs/finish", tag = "objects", params(("id" = String, Path)),
+    responses((status = 200, description = "every job started so far is done: read next, each has its last status (or its failure, for a job set to fail)", body = Finished), Errors))]
+/// Finishes the sandbox's pending jobs at once (Ozon's imports, Apify's runs, Yandex Market's
+/// reports), so that a test need not wait for them; on every instance sharing the Redis.
+pub(super) async fn finish(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Finished>, ApiError> {
+    #[allow(clippy::cast_possible_truncation)] // milliseconds since 1970 fit an i64
+    let now = (apistend_answers::clock::unix_now_us() / 1000) as i64;
+    state.tenants.finish_jobs(&id, now)?;
+    Ok(Json(Finished { finished_ms: now }))
+}

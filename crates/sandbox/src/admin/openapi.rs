@@ -34,7 +34,7 @@ use super::schema::Problem;
         document, services, scenarios, create, list, get_one, delete_one, issue_key, list_keys,
         revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit,
         inspect, reset, events, super::objects::export, super::objects::counts,
-        super::objects::replace, super::objects::clear
+        super::objects::replace, super::objects::clear, super::objects::finish
     ),
     components(schemas(Problem)),
     modifiers(&AdminToken),

@@ -289,6 +289,10 @@ pub(super) struct SettingsBody {
     #[serde(default, deserialize_with = "whole::option")]
     #[schema(minimum = 0, maximum = 253_402_300_799_u64)]
     pub(super) object_time: Option<u64>,
+    /// `service/collection` of a job collection → how long its jobs take (`ms`) and whether
+    /// they fail (`fails`): `{"ozon/import_tasks": {"ms": 500, "fails": true}}`.
+    #[serde(default)]
+    pub(super) jobs: std::collections::BTreeMap<String, crate::tenants::JobRecord>,
 }
 
 /// A scenario drawn for requests that name none: with `probability`, reproducibly from `seed`.

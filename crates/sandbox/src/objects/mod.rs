@@ -18,7 +18,7 @@ pub(crate) use error::ObjectsError;
 
 use std::collections::BTreeMap;
 
-use apistend_answers::objects::{Outcome, Plan};
+use apistend_answers::objects::{Outcome, Plan, Window};
 use apistend_catalog::IdStyle;
 use serde_json::Value;
 
@@ -47,6 +47,30 @@ impl Objects {
     /// # Errors
     /// Over the sandbox's bounds, or when Redis does not answer.
     pub(crate) async fn apply(
+        &self,
+        coll: Coll<'_>,
+        id: &IdStyle,
+        plan: &Plan,
+        seed: &(dyn Fn() -> Vec<Value> + Sync),
+    ) -> Result<Outcome, ObjectsError> {
+        // A filter by a field other than the id reads every object its id filter lets
+        // through, and narrows them here: the stores key objects by id only.
+        if let Plan::List(w) = plan
+            && !w.by.is_empty()
+        {
+            let all = Plan::List(Window {
+                ids: w.ids.clone(),
+                ..Window::all()
+            });
+            return Ok(match self.store(coll, id, &all, seed).await? {
+                Outcome::Listed { items, .. } => apistend_answers::objects::narrow(items, w),
+                other => other,
+            });
+        }
+        self.store(coll, id, plan, seed).await
+    }
+
+    async fn store(
         &self,
         coll: Coll<'_>,
         id: &IdStyle,

@@ -114,8 +114,8 @@ mod tests {
         assert!(err(json!([])).contains("a JSON object"));
         assert!(err(json!({"nope": {}})).starts_with("nope:"));
         assert!(
-            err(json!({"ozon": {}})).starts_with("ozon:"),
-            "Ozon keeps nothing (yet)"
+            err(json!({"ymarket": {}})).starts_with("ymarket:"),
+            "Yandex Market keeps nothing (yet)"
         );
         let part = json!({"wb": {"stocks@507": [{"chrtId": 1, "amount": 1}]}});
         assert!(

@@ -11,6 +11,7 @@ mod body;
 mod chaos;
 mod cost;
 mod credential;
+mod jobs;
 mod limit;
 mod lockout;
 mod meta;
@@ -129,7 +130,7 @@ async fn stages(
     let mut answer = match chaos.instead() {
         Some(kind) => chaos.error(state, &admitted, &kind).await,
         None => match owner.view.as_deref() {
-            Some(view) if stateful && !service.resources.is_empty() => {
+            Some(view) if stateful.kept && !service.resources.is_empty() => {
                 let kept = objects::Kept {
                     state,
                     service,
@@ -140,6 +141,7 @@ async fn stages(
                         prefix,
                         by_host,
                     },
+                    fails: stateful.fails,
                 };
                 kept.answer(&resolved, &call, meta, admitted.limit()).await
             }

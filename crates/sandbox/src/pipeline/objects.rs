@@ -6,9 +6,9 @@
 
 use apistend_answers::batch::run;
 use apistend_answers::call::Call;
-use apistend_answers::objects::{self, Place};
+use apistend_answers::objects::{self, Outcome, Place, Plan};
 use apistend_answers::{Refusal, Success};
-use apistend_catalog::{Binding, ErrorKind, Operation, Resolved, Service};
+use apistend_catalog::{Binding, ErrorKind, Operation, Resolved, Resource, Service};
 use axum::body::Body;
 use http::Response;
 use http::request::Parts;
@@ -45,15 +45,29 @@ impl Origin<'_> {
     }
 }
 
-/// Whether the request wants what the sandbox keeps (`X-Mock-State`: `on`, the default, or
-/// `off`: the operation's example, as if nothing were kept).
+/// What a request wants of the objects a sandbox keeps.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Wanted {
+    /// What the sandbox keeps (`X-Mock-State`: `on`, the default), or the operation's example,
+    /// as if nothing were kept (`off`).
+    pub(super) kept: bool,
+    /// Whether the job it starts fails (`X-Mock-Job`), when it says.
+    pub(super) fails: Option<bool>,
+}
+
+/// What the request wants of the objects the sandbox keeps.
 ///
 /// # Errors
-/// The service's 400 for another value.
-pub(super) fn wanted(controls: &Controls, admitted: &Admitted<'_>) -> Result<bool, Response<Body>> {
-    controls
-        .stateful()
-        .map_err(|why| admitted.refuse(&ErrorKind::BadRequest(why)))
+/// The service's 400 for a value of `X-Mock-State` or `X-Mock-Job` it does not take.
+pub(super) fn wanted(
+    controls: &Controls,
+    admitted: &Admitted<'_>,
+) -> Result<Wanted, Response<Body>> {
+    let refuse = |why| admitted.refuse(&ErrorKind::BadRequest(why));
+    Ok(Wanted {
+        kept: controls.stateful().map_err(refuse)?,
+        fails: controls.job_fails().map_err(refuse)?,
+    })
 }
 
 /// One request in a sandbox, for a service that keeps objects.
@@ -65,10 +79,12 @@ pub(super) struct Kept<'a> {
     /// The sandbox.
     pub(super) view: &'a crate::tenants::View,
     pub(super) origin: Origin<'a>,
+    /// Whether the job the request starts fails, when it says.
+    pub(super) fails: Option<bool>,
 }
 
 /// Why a kept answer is not a success.
-enum Failure {
+pub(super) enum Failure {
     /// The service's own refusal.
     Refused(Refusal),
     /// The sandbox's: over its bound (507), its store away (503).
@@ -147,44 +163,33 @@ impl Kept<'_> {
         call: &Call,
     ) -> Result<Success, Failure> {
         let (state, service) = (self.state, self.service);
-        let (Some(resource), Some(emulated)) = (
-            service.resources.get(binding.resource),
-            state.emulated(self.index),
-        ) else {
+        let Some((resource, action)) = service
+            .resources
+            .get(binding.resource)
+            .and_then(|r| Some((r, r.actions.get(binding.action)?)))
+        else {
             return Err(Failure::Refused(Refusal::NotFound));
         };
-        let Some(action) = resource.actions.get(binding.action) else {
-            return Err(Failure::Refused(Refusal::NotFound));
-        };
-        #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
-        let now = self
-            .view
-            .object_time
-            .unwrap_or_else(|| apistend_answers::clock::unix_now() as i64);
-        let plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
+        let now = self.now();
+        let mut plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
+        if let (Some(job), Plan::Create(new)) = (&resource.job, &mut plan) {
+            self.start_jobs(resource, action, job, call, new, now)
+                .await?;
+        }
         let template = match static_answer(state, service, self.index, op, call) {
             Some(Ok(s)) => s,
             _ => Success::ok(Value::Object(serde_json::Map::new())),
         };
-        let first = emulated.seed(binding.resource, || {
-            first_objects(state, service, self.index, binding)
-        });
-        let seed = || first.to_vec();
+        let first = self.first(binding.resource);
         let name = match objects::scope(action, op, call) {
             Some(part) => format!("{}@{part}", resource.name),
             None => resource.name.clone(),
         };
-        let coll = Coll {
-            sandbox: &self.view.sandbox,
-            service: service.id.as_str(),
-            name: &name,
-        };
-        let outcome = state
-            .objects
-            .apply(coll, &resource.id, &plan, &seed)
-            .await
-            .map_err(Failure::Store)?;
+        let mut outcome = self.apply(&name, resource, &plan, first).await?;
         let base = self.origin.base();
+        if let Some(job) = &resource.job {
+            self.show_jobs(job, resource, &mut outcome, &base);
+        }
         let place = Place {
             service,
             base: &base,
@@ -202,28 +207,63 @@ impl Kept<'_> {
         )
         .map_err(Failure::Refused)
     }
+
+    /// The time the sandbox stamps objects with: its own, or the clock's (Unix seconds).
+    fn now(&self) -> i64 {
+        #[allow(clippy::cast_possible_truncation)] // seconds since 1970 fit an i64
+        self.view
+            .object_time
+            .unwrap_or_else(|| apistend_answers::clock::unix_now() as i64)
+    }
+
+    /// The objects the service's resource at `index` starts with in every sandbox.
+    pub(super) fn first(&self, index: usize) -> &[Value] {
+        let (state, service) = (self.state, self.service);
+        match state.emulated(self.index) {
+            Some(e) => e.seed(index, || first_objects(state, service, self.index, index)),
+            None => &[],
+        }
+    }
+
+    /// `plan` applied to the sandbox's collection `name` of `resource`, which starts with
+    /// `first`.
+    pub(super) async fn apply(
+        &self,
+        name: &str,
+        resource: &Resource,
+        plan: &Plan,
+        first: &[Value],
+    ) -> Result<Outcome, Failure> {
+        let coll = Coll {
+            sandbox: &self.view.sandbox,
+            service: self.service.id.as_str(),
+            name,
+        };
+        let seed = || first.to_vec();
+        self.state
+            .objects
+            .apply(coll, &resource.id, plan, &seed)
+            .await
+            .map_err(Failure::Store)
+    }
 }
 
-/// The objects a collection starts with: the items of its list operation's stateless answer.
-fn first_objects(
-    state: &AppState,
-    service: &Service,
-    index: usize,
-    binding: Binding,
-) -> Vec<Value> {
-    let Some(resource) = service.resources.get(binding.resource) else {
+/// The objects the resource at `resource` starts with: the items of its first list
+/// operation's stateless answer.
+fn first_objects(state: &AppState, service: &Service, index: usize, resource: usize) -> Vec<Value> {
+    let Some(res) = service.resources.get(resource) else {
         return Vec::new();
     };
-    let list = resource
+    let list = res
         .actions
         .iter()
         .position(|a| a.action == apistend_catalog::ActionKind::List);
-    let Some((a, action)) = list.and_then(|a| Some((a, resource.actions.get(a)?))) else {
+    let Some((a, action)) = list.and_then(|a| Some((a, res.actions.get(a)?))) else {
         return Vec::new();
     };
     let Some(op) = service.operations.iter().find(|o| {
         o.binding
-            .is_some_and(|b| b.resource == binding.resource && b.action == a)
+            .is_some_and(|b| b.resource == resource && b.action == a)
     }) else {
         return Vec::new();
     };

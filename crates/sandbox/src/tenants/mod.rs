@@ -20,7 +20,8 @@ mod view;
 pub use file::DATA_FILE;
 pub(crate) use index::Principal;
 pub use records::{
-    AppRecord, ChaosRecord, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord, Validation,
+    AppRecord, ChaosRecord, JobRecord, LimitRecord, SandboxRecord, ScopeChoice, SettingsRecord,
+    Validation,
 };
 pub(crate) use records::{Shared, Touched};
 pub use store::{Tenants, new_key};

@@ -15,6 +15,9 @@ use crate::scenario::Scenario;
 /// keeps its SHA-256, a revision per sandbox and tombstones for deletions.
 pub(crate) const DATA_VERSION: u32 = 2;
 
+/// The longest a sandbox's job may take: a day.
+pub(crate) const MAX_JOB_MS: u64 = 86_400_000;
+
 /// One sandbox: an isolated set of keys, buckets and limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,6 +40,10 @@ pub struct SandboxRecord {
     pub settings: SettingsRecord,
     /// RFC 3339 creation time.
     pub created_at: String,
+    /// Every job this sandbox started at or before this moment (Unix milliseconds) is done:
+    /// the management API's `POST …/jobs/finish`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_finished_ms: Option<i64>,
     /// Revision of this record (microseconds since the epoch, raised past every revision seen):
     /// instances sharing one Redis keep, of two versions of a sandbox, the later one.
     #[serde(default)]
@@ -103,6 +110,23 @@ pub struct SettingsRecord {
     /// `DATE_CREATE`, MoySklad's `updated`), instead of the clock's: repeatable answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_time: Option<i64>,
+    /// `service/collection` of a job collection → how this sandbox's jobs of it go
+    /// (`ozon/import_tasks`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub jobs: BTreeMap<String, JobRecord>,
+}
+
+/// How a sandbox's jobs of one collection go.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct JobRecord {
+    /// How long each takes, in milliseconds, instead of its definition's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+    /// Whether each fails (a request's `X-Mock-Job` chooses for the job it starts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fails: bool,
 }
 
 /// How a request that its operation's description does not allow is treated.
@@ -179,6 +203,15 @@ impl SettingsRecord {
             return Err(format!(
                 "latency_ms: at most {max_delay_ms} (the server's largest delay), got {ms}"
             ));
+        }
+        for (name, j) in &self.jobs {
+            if let Some(ms) = j.ms
+                && ms > MAX_JOB_MS
+            {
+                return Err(format!(
+                    "jobs.{name}.ms: at most {MAX_JOB_MS} (a day), got {ms}"
+                ));
+            }
         }
         if let Some(c) = &self.scenario {
             if Scenario::parse(&c.name).is_none() {

@@ -330,6 +330,19 @@ impl Tenants {
         Ok(())
     }
 
+    /// Marks every job the sandbox `id` started until `now_ms` (Unix milliseconds) done.
+    ///
+    /// # Errors
+    /// [`SandboxError::NoSandbox`] for an unknown sandbox; [`SandboxError::Data`] when the data
+    /// file cannot be written.
+    pub fn finish_jobs(&self, id: &str, now_ms: i64) -> Result<(), SandboxError> {
+        self.edit(id, |s, _| {
+            s.jobs_finished_ms = Some(now_ms);
+            Ok(Some(()))
+        })
+        .map(drop)
+    }
+
     /// A new Bitrix24 local application of the sandbox `id`, with a bucket of its own.
     ///
     /// # Errors
@@ -455,6 +468,7 @@ fn new_record(name: &str, key: &str) -> Result<SandboxRecord, SandboxError> {
         limits: Vec::new(),
         settings: SettingsRecord::default(),
         created_at: apistend_answers::clock::rfc3339(apistend_answers::clock::unix_now()),
+        jobs_finished_ms: None,
         rev: 0,
     })
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use apistend_limiter::{Algorithm, Quota};
 
-use super::records::{ChaosRecord, SandboxRecord, ScopeChoice, Validation};
+use super::records::{ChaosRecord, JobRecord, SandboxRecord, ScopeChoice, Validation};
 use crate::scenario::Scenario;
 
 /// One sandbox's limits and defaults, ready for the request path.
@@ -33,6 +33,10 @@ pub(crate) struct View {
     validation_by_service: Vec<(String, Validation)>,
     /// The time its objects are stamped with, when the sandbox fixes it.
     pub(crate) object_time: Option<i64>,
+    /// `service/collection` → how its jobs go.
+    jobs: Vec<(String, JobRecord)>,
+    /// Jobs started at or before this moment (Unix milliseconds) are done.
+    pub(crate) jobs_finished_ms: Option<i64>,
 }
 
 #[derive(Debug)]
@@ -72,6 +76,13 @@ impl View {
             limits,
             latency_ms: s.settings.latency_ms,
             object_time: s.settings.object_time,
+            jobs: s
+                .settings
+                .jobs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            jobs_finished_ms: s.jobs_finished_ms,
             chaos,
             sandbox: s.id.as_str().into(),
             account: format!("sandbox:{}", s.id).into(),
@@ -111,6 +122,14 @@ impl View {
         self.plans
             .iter()
             .find_map(|(s, p)| (s == service).then_some(p.as_str()))
+    }
+
+    /// How the sandbox's jobs of `service`'s collection `name` go, if it says.
+    pub(crate) fn job(&self, service: &str, name: &str) -> Option<&JobRecord> {
+        self.jobs.iter().find_map(|(k, j)| {
+            let (s, n) = k.split_once('/')?;
+            (s == service && n == name).then_some(j)
+        })
     }
 
     /// Whether the sandbox's keys share `service`'s buckets.

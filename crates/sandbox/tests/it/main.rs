@@ -20,6 +20,7 @@ mod credentials;
 mod dashboard;
 mod hardening;
 mod interception;
+mod jobs;
 mod latency;
 mod objects;
 mod observability;

@@ -10,12 +10,13 @@ use apistend_sandbox::SandboxConfig;
 use apistend_testkit::{RedisCluster, RedisServer};
 use serde_json::{Value, json};
 
-const TOKEN: &str = "objects-test-admin-token";
+pub(crate) const TOKEN: &str = "objects-test-admin-token";
 
 /// Limits wide enough that a flow of a few hundred requests is never refused.
 const WIDE: &str = "[amocrm.groups.integration]\nburst = 100000\ninterval_ms = 1\n\
     [b24.groups.portal]\nburst = 100000\ninterval_ms = 1\n\
-    [moysklad.groups.user]\nburst = 100000\ninterval_ms = 1\n";
+    [moysklad.groups.user]\nburst = 100000\ninterval_ms = 1\n\
+    [ozon.groups.client]\nburst = 100000\ninterval_ms = 1\n";
 
 fn wide(c: SandboxConfig) -> SandboxConfig {
     c.with_admin_token(TOKEN)
@@ -23,39 +24,39 @@ fn wide(c: SandboxConfig) -> SandboxConfig {
 }
 
 /// Two bases to write on and read from: one instance twice, or two on one Redis.
-struct Pair {
-    w: TestServer,
+pub(crate) struct Pair {
+    pub(crate) w: TestServer,
     r: Option<TestServer>,
 }
 
 impl Pair {
-    async fn memory(tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
+    pub(crate) async fn memory(tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
         Self {
             w: support::start(|c| tune(wide(c))).await,
             r: None,
         }
     }
 
-    async fn redis(url: &str, tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
+    pub(crate) async fn redis(url: &str, tune: impl Fn(SandboxConfig) -> SandboxConfig) -> Self {
         let w = support::start(|c| tune(wide(c)).with_redis(url)).await;
         let r = support::start(|c| tune(wide(c)).with_redis(url)).await;
         Self { w, r: Some(r) }
     }
 
-    fn write(&self) -> &str {
+    pub(crate) fn write(&self) -> &str {
         &self.w.base
     }
 
-    fn read(&self) -> &str {
+    pub(crate) fn read(&self) -> &str {
         &self.r.as_ref().unwrap_or(&self.w).base
     }
 
-    fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         &self.w.key
     }
 }
 
-async fn send(r: reqwest::RequestBuilder) -> (u16, Value) {
+pub(crate) async fn send(r: reqwest::RequestBuilder) -> (u16, Value) {
     let r = r.header("X-Mock-Delay", "0").send().await.unwrap();
     let status = r.status().as_u16();
     let text = r.text().await.unwrap();
@@ -478,7 +479,7 @@ async fn concurrent_creates_on_two_instances_get_distinct_ids() {
     concurrent_creates_get_distinct_ids(&Pair::redis(&redis.url(), |c| c).await).await;
 }
 
-async fn demo_id(c: &reqwest::Client, base: &str) -> String {
+pub(crate) async fn demo_id(c: &reqwest::Client, base: &str) -> String {
     let v = support::json(c.get(format!("{base}/api/v1/sandboxes")).bearer_auth(TOKEN)).await;
     v.as_array()
         .unwrap()

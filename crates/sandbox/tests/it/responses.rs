@@ -416,7 +416,8 @@ async fn ozon_items_carry_the_documented_fields() {
             .header("Client-Id", "1")
             .header("Api-Key", &s.key)
             .header("X-Mock-Delay", "0")
-            .json(&serde_json::json!({"offer_id": ["a"]})),
+            // The product a sandbox starts with: the example's.
+            .json(&serde_json::json!({"offer_id": ["OFFER_123456789"]})),
     )
     .await;
     let item = &body["items"][0];
