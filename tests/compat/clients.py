@@ -9,6 +9,7 @@ import asyncio
 import json
 import sys
 import time
+from datetime import timedelta
 
 BASE, KEY = sys.argv[1], sys.argv[2]
 
@@ -67,6 +68,21 @@ def apify():
     report("apify dataset items", items is not None, count=getattr(items, "count", None))
     record = client.key_value_store("demo-store").get_record("INPUT")
     report("apify key-value record", record is not None, answer=record)
+    # A run moves READY -> RUNNING -> SUCCEEDED in its time (1 s): call() waits for it through
+    # waitForFinish, which the sandbox holds until the run is done.
+    run = client.actor("apistend~demo").call(run_input={"hello": "world"}, wait_duration=timedelta(seconds=20))
+    report("apify actor call() waits for the run to succeed", run is not None and run.status == "SUCCEEDED",
+           status=getattr(run, "status", None), finished=getattr(run, "finished_at", None))
+    runs = client.actor("apistend~demo").runs().list()
+    report("apify the actor's runs list it", run is not None and run.id in [r.id for r in runs.items],
+           total=runs.total)
+    # What it pushes, it reads back page by page.
+    ds = client.dataset(f"compat-{time.time_ns()}")
+    ds.push_items([{"n": i} for i in range(5)])
+    pages = [ds.list_items(offset=offset, limit=2) for offset in (0, 2, 4)]
+    seen = [i["n"] for p in pages for i in p.items]
+    report("apify dataset items pushed and read back over 3 pages", seen == list(range(5))
+           and all(p.total == 5 for p in pages), seen=seen)
 
 
 def bitrix24():

@@ -44,30 +44,75 @@ pub fn start(job: &mut Map<String, Value>, timing: Timing) {
     );
 }
 
+/// A stored job's stamp, if it has one (a seeded job, or one of the examples, has none: it is
+/// done).
+fn timing(stored: &Value) -> Option<Timing> {
+    let mark = stored.get(MARK)?;
+    Some(Timing {
+        from_ms: mark.get("from").and_then(Value::as_i64).unwrap_or(0),
+        ms: mark.get("ms").and_then(Value::as_u64).unwrap_or(0),
+        fails: mark.get("fails").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// When a job of `t` ends, as seen at `moment` (Unix milliseconds): at the end of its time, or
+/// at the sandbox's mark if that came first.
+fn end_ms(t: Timing, moment: Moment) -> i64 {
+    let end = t
+        .from_ms
+        .saturating_add(i64::try_from(t.ms).unwrap_or(i64::MAX));
+    match moment.finished {
+        Some(f) if t.from_ms <= f => end.min(f),
+        _ => end,
+    }
+}
+
+/// How long until the job `stored` is done, at `moment` (0: done).
+pub fn remaining_ms(stored: &Value, moment: Moment) -> u64 {
+    timing(stored).map_or(0, |t| {
+        u64::try_from(end_ms(t, moment).saturating_sub(moment.now_ms)).unwrap_or(0)
+    })
+}
+
 /// Where a stored job is at `moment`: the index of its state, or `None` when it has failed.
-/// A job without a stamp (seeded, or from the examples) is done.
 fn state(job: &Job, stored: &Value, moment: Moment) -> Option<usize> {
     let last = job.states.len().saturating_sub(1);
-    let Some(mark) = stored.get(MARK) else {
+    let Some(t) = timing(stored) else {
         return Some(last);
     };
-    let from = mark.get("from").and_then(Value::as_i64).unwrap_or(0);
-    let ms = mark.get("ms").and_then(Value::as_u64).unwrap_or(0);
-    let fails = mark.get("fails").and_then(Value::as_bool).unwrap_or(false);
-    let elapsed = u64::try_from(moment.now_ms.saturating_sub(from)).unwrap_or(0);
-    let finished = moment.finished.is_some_and(|f| from <= f);
-    if finished || elapsed >= ms {
-        return if fails { None } else { Some(last) };
+    if moment.now_ms >= end_ms(t, moment) {
+        return if t.fails { None } else { Some(last) };
     }
     // The states before the last share the time equally.
-    let i = u128::from(elapsed) * last as u128 / u128::from(ms.max(1));
+    let elapsed = u64::try_from(moment.now_ms.saturating_sub(t.from_ms)).unwrap_or(0);
+    let i = u128::from(elapsed) * last as u128 / u128::from(t.ms.max(1));
     Some(usize::try_from(i).unwrap_or(0).min(last.saturating_sub(1)))
+}
+
+/// `ms` (Unix milliseconds) as `2026-12-05T10:00:00.000Z`, as Apify writes its times.
+fn utc_ms(ms: i64) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
 }
 
 /// `stored` as a client sees it at `moment`: its status (and, failed or done, what the job
 /// writes then; `{base}` and `{id}` in those templates are `base` and `id`), without its stamp.
+/// A job without a stamp (one of the examples a collection starts with, or seeded) is shown as
+/// it is.
 pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str) {
+    let Some(t) = timing(stored) else { return };
     let at = state(job, stored, moment);
+    let finished = end_ms(t, moment);
     if let Value::Object(m) = stored {
         m.remove(MARK);
     }
@@ -86,7 +131,11 @@ pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str)
         }
         Some(i) if i + 1 == job.states.len() => {
             for (p, t) in &job.done {
-                let v = Value::String(t.replace("{base}", base).replace("{id}", id));
+                let v = Value::String(
+                    t.replace("{base}", base)
+                        .replace("{id}", id)
+                        .replace("{finished}", &utc_ms(finished)),
+                );
                 set_each(stored, p, &v);
             }
         }
@@ -204,7 +253,7 @@ mod tests {
             "states": ["pending", "imported"],
             "failed": "failed",
             "failure": {"/items/*/errors": [{"code": "E"}]},
-            "done": {"/file": "{base}/files/{id}"},
+            "done": {"/file": "{base}/files/{id}", "/at": "{finished}"},
             "ms": 1000,
             "source": "test"
         }))
@@ -248,6 +297,23 @@ mod tests {
         show(&j, &mut done, at(11_000), "http://s", "7");
         assert_eq!(done["items"][1]["status"], "imported");
         assert_eq!(done["file"], "http://s/files/7");
+        assert_eq!(
+            done["at"], "1970-01-01T00:00:11.000Z",
+            "it ended at 10 000 + 1 000 ms"
+        );
+        assert_eq!(remaining_ms(&started(1000, false), at(10_250)), 750);
+        let early = Moment {
+            now_ms: 10_250,
+            finished: Some(10_100),
+        };
+        assert_eq!(
+            remaining_ms(&started(1000, false), early),
+            0,
+            "finished by the mark"
+        );
+        let mut marked = started(1000, false);
+        show(&j, &mut marked, early, "", "");
+        assert_eq!(marked["at"], "1970-01-01T00:00:10.100Z", "at the mark");
         let mut failed = started(1000, true);
         show(&j, &mut failed, at(12_000), "http://s", "7");
         assert_eq!(failed["items"][0]["status"], "failed");
@@ -288,6 +354,13 @@ mod tests {
         assert_eq!(
             seen,
             ["READY", "READY", "RUNNING", "RUNNING", "SUCCEEDED", "READY"]
+        );
+        let mut seeded = json!({"status": "FAILED"});
+        show(&j, &mut seeded, at(10_000), "", "");
+        assert_eq!(
+            seeded,
+            json!({"status": "FAILED"}),
+            "a job without a stamp, as it is"
         );
         let mut zero = started(0, false);
         show(&j, &mut zero, at(10_000), "", "");

@@ -23,4 +23,4 @@ pub use params::params;
 pub use place::Place;
 pub use plan::{Plan, Window, plan, scope};
 pub use pointer::set as set_pointer;
-pub use render::{render, seed};
+pub use render::{from_answer, render, seed};

@@ -1,7 +1,7 @@
 //! The paging styles: what a page of a list writes into its answer, each with the end its
 //! service documents.
 
-use apistend_catalog::Paging;
+use apistend_catalog::{PageField, Paging};
 use serde_json::Value;
 
 use super::place::{Place, url};
@@ -26,6 +26,7 @@ pub(super) fn write(
             limit_at,
             offset_at,
             next,
+            count,
             ..
         } => {
             let set = |doc: &mut Value, at: &Option<String>, v: u64| {
@@ -36,6 +37,7 @@ pub(super) fn write(
             set(doc, total_at, total);
             set(doc, limit_at, window.limit);
             set(doc, offset_at, window.offset);
+            set(doc, count, shown as u64);
             if let Some(next) = next {
                 if more {
                     let href = url(place, &[("limit", window.limit), ("offset", after)]);
@@ -101,6 +103,31 @@ pub(super) fn write(
         }
         _ => None,
     }
+}
+
+/// The headers a page of `shown` items out of `total`, asked as `window`, carries (the
+/// `offset` style's `headers`): each name with its value.
+pub(super) fn headers<'p>(
+    paging: &'p Paging,
+    window: &Window,
+    shown: usize,
+    total: u64,
+) -> Vec<(&'p str, u64)> {
+    let Paging::Offset { headers, .. } = paging else {
+        return Vec::new();
+    };
+    headers
+        .iter()
+        .map(|(field, name)| {
+            let v = match field {
+                PageField::Total => total,
+                PageField::Offset => window.offset,
+                PageField::Limit => window.limit,
+                _ => shown as u64,
+            };
+            (name.as_str(), v)
+        })
+        .collect()
 }
 
 #[cfg(test)]

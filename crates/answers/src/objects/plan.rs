@@ -68,6 +68,12 @@ pub fn plan(
 ) -> Result<Plan, Refusal> {
     let doc = params(call);
     Ok(match action.action {
+        // A create that starts from its answer and takes no input makes one object of it.
+        ActionKind::Create if action.from_answer && action.input.is_none() => {
+            let mut o = Map::new();
+            stamp::apply(resource, &mut o, now, true);
+            Plan::Create(vec![o])
+        }
         ActionKind::Create => {
             let mut objects = input_objects(action, &doc)?;
             for o in &mut objects {
@@ -78,7 +84,7 @@ pub fn plan(
         }
         ActionKind::Read => Plan::Read(id_of(action, op, call, &doc)?),
         ActionKind::Delete if action.id.is_none() => {
-            Plan::Remove(window(action, &doc)?.ids.unwrap_or_default())
+            Plan::Remove(window(action, op, call, &doc)?.ids.unwrap_or_default())
         }
         ActionKind::Delete => Plan::Delete(id_of(action, op, call, &doc)?),
         ActionKind::Update => {
@@ -98,7 +104,7 @@ pub fn plan(
             }
             Plan::Update(patches)
         }
-        ActionKind::List => Plan::List(window(action, &doc)?),
+        ActionKind::List => Plan::List(window(action, op, call, &doc)?),
         ActionKind::Upsert => {
             let field = &resource.id.field;
             let mut objects = Vec::new();
@@ -177,7 +183,7 @@ pub(super) fn text(v: &Value) -> Option<String> {
 }
 
 /// The page a list asks for, by its paging style, and its filters.
-fn window(action: &Action, doc: &Value) -> Result<Window, Refusal> {
+fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<Window, Refusal> {
     let num = |at: &str| {
         doc.pointer(at)
             .and_then(text)
@@ -232,7 +238,12 @@ fn window(action: &Action, doc: &Value) -> Result<Window, Refusal> {
     }
     let mut by = Vec::new();
     for (p, field) in &action.filter_by {
-        if let Some(v) = doc.pointer(p) {
+        // A path parameter (Apify's runs of one actor), or a pointer into the parameters.
+        if let Some(name) = p.strip_prefix("path:") {
+            if let Some(v) = op.param(&call.path, name) {
+                by.push((field.clone(), vec![v.to_owned()]));
+            }
+        } else if let Some(v) = doc.pointer(p) {
             let mut found = Vec::new();
             values(v, &mut found);
             by.push((field.clone(), found));

@@ -82,10 +82,16 @@ pub fn render(
         shown.into_iter().next().unwrap_or(Value::Null)
     };
     pointer::set(&mut doc, at, written);
-    if let (Some(total), Plan::List(window), Some(paging)) = (listed, plan, &action.page)
-        && let Some(status) = super::page::write(paging, &mut doc, window, count, total, place)
-    {
-        return Ok(Success::new(status, Value::Null));
+    if let (Some(total), Plan::List(window), Some(paging)) = (listed, plan, &action.page) {
+        for (name, v) in super::page::headers(paging, window, count, total) {
+            let sent = answer.headers.iter_mut();
+            if let Some(h) = sent.into_iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                h.1 = v.to_string();
+            }
+        }
+        if let Some(status) = super::page::write(paging, &mut doc, window, count, total, place) {
+            return Ok(Success::new(status, Value::Null));
+        }
     }
     rebase(&mut doc, place);
     answer.body = doc;
@@ -111,6 +117,25 @@ fn rebase(doc: &mut Value, place: &Place<'_>) {
         Value::Array(list) => list.iter_mut().for_each(|v| rebase(v, place)),
         Value::Object(m) => m.values_mut().for_each(|v| rebase(v, place)),
         _ => {}
+    }
+}
+
+/// New objects of a create that starts from its answer (`from_answer`): each the answer's
+/// object at the action's `at` (of `answer`, the operation's stateless answer), its own fields
+/// over it.
+pub fn from_answer(action: &Action, answer: &Success, new: &mut [Map<String, Value>]) {
+    let whole = match &answer.rendered {
+        Some(bytes) => serde_json::from_slice(bytes).unwrap_or(Value::Null),
+        None => answer.body.clone(),
+    };
+    let Some(Value::Object(base)) = whole.pointer(&action.at) else {
+        return;
+    };
+    for o in new {
+        let own = Value::Object(std::mem::take(o));
+        if let Value::Object(m) = merged(Value::Object(base.clone()), &own) {
+            *o = m;
+        }
     }
 }
 
@@ -176,6 +201,7 @@ fn object(
             }
             out
         }
+        Render::Stored => stored.clone(),
         _ => merged(template.clone(), stored),
     };
     let id = match stored.get(id_field) {
@@ -183,6 +209,9 @@ fn object(
         Some(other) => other.to_string(),
         None => String::new(),
     };
+    if let (true, Value::Object(o)) = (resource.id.hidden, &mut out) {
+        o.remove(id_field);
+    }
     for (at, link) in &resource.links {
         let first = at.split('/').nth(1).unwrap_or("");
         if render == Render::Shown && out.get(first).is_none() {

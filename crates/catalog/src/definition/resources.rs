@@ -78,7 +78,7 @@ pub(super) fn bind(
                 .iter()
                 .chain(std::iter::once(&act.at))
                 .chain(&act.filter)
-                .chain(act.filter_by.keys())
+                .chain(act.filter_by.keys().filter(|k| !k.starts_with("path:")))
                 .chain(&act.index)
             {
                 pointer(p).map_err(&e)?;
@@ -121,9 +121,11 @@ fn check_action(
         act.action,
         ActionKind::Create | ActionKind::Update | ActionKind::Upsert
     ) && act.input.is_none()
+        && !act.from_answer
     {
         return Err(e(
-            "a create, update or upsert says where its input is (`input`)".into(),
+            "a create (unless `from_answer`), update or upsert says where its input is (`input`)"
+                .into(),
         ));
     }
     if act.page.is_some() && act.action != ActionKind::List {
@@ -137,16 +139,44 @@ fn check_action(
             )));
         }
     }
-    match &act.page {
+    if act.from_answer && act.action != ActionKind::Create {
+        return Err(e(
+            "only a create starts from its answer (`from_answer`)".into()
+        ));
+    }
+    for key in act.filter_by.keys() {
+        if let Some(name) = key.strip_prefix("path:")
+            && !act.path.contains(&format!("{{{name}}}"))
+        {
+            return Err(e(format!(
+                "filter_by {key:?}: the path {} has no such parameter",
+                act.path
+            )));
+        }
+    }
+    check_paging(act.page.as_ref(), e)
+}
+
+/// A list's paging: a page holds at least one item, every pointer is one.
+fn check_paging(
+    page: Option<&Paging>,
+    e: &impl Fn(String) -> CatalogError,
+) -> Result<(), CatalogError> {
+    match page {
         Some(Paging::Offset {
             max,
             total,
             limit_at,
             offset_at,
             next,
+            count,
+            ..
         }) => {
             nonzero(*max, e)?;
-            for p in [total, limit_at, offset_at, next].into_iter().flatten() {
+            for p in [total, limit_at, offset_at, next, count]
+                .into_iter()
+                .flatten()
+            {
                 pointer(p).map_err(e)?;
             }
         }

@@ -25,14 +25,26 @@ pub struct Job {
     /// Values written when it fails, by pointer (`*` steps too): Ozon's `errors`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failure: BTreeMap<String, Value>,
-    /// Values written once it has succeeded, by pointer: templates with `{base}` and `{id}`
-    /// (Yandex Market's report `file`).
+    /// Values written once it has succeeded, by pointer: templates with `{base}`, `{id}` and
+    /// `{finished}` (when it finished, RFC 3339 in UTC with milliseconds: Apify's `finishedAt`;
+    /// Yandex Market's report `file`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub done: BTreeMap<String, String>,
+    /// The request parameter of a read (or a create) asking to wait until the job is done, in
+    /// seconds (Apify's `waitForFinish`); it is held up to that long, at most `wait_max` seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+    /// The longest a request waits for a job, in seconds (Apify's 60).
+    #[serde(default = "sixty")]
+    pub wait_max: u64,
     /// How long a job takes, in milliseconds, unless its sandbox says otherwise.
     pub ms: u64,
     /// Where that time comes from: the service's documentation, or why this figure.
     pub source: String,
+}
+
+fn sixty() -> u64 {
+    60
 }
 
 /// Objects a job's create writes into another collection of the service, and the job's list

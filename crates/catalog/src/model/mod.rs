@@ -16,8 +16,8 @@ pub use job::{Job, Makes};
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
 pub use operation::{Binding, Fixture, Operation};
 pub use resource::{
-    Action, ActionKind, IdKind, IdStyle, Missing, Paging, Render, Resource, Stamp, StampFormat,
-    StampOn,
+    Action, ActionKind, IdKind, IdStyle, Missing, PageField, Paging, Render, Resource, Stamp,
+    StampFormat, StampOn,
 };
 pub use responses::{AnswerSource, ErrorStyle, Rejection};
 pub use service::{LatencyProfile, Service};

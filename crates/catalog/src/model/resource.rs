@@ -37,6 +37,10 @@ pub struct Resource {
     /// Its objects are jobs whose status moves with time (`model/job.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<super::job::Job>,
+    /// Whether a sandbox's collection starts empty, instead of with its list's example items
+    /// (Apify's datasets hold only what a client pushed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub starts_empty: bool,
 }
 
 /// How a collection's ids are made and written.
@@ -55,6 +59,9 @@ pub struct IdStyle {
     /// number.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub text: bool,
+    /// Whether the id is the store's own, never shown (Apify's dataset items have none).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
 }
 
 fn one() -> u64 {
@@ -72,6 +79,8 @@ pub enum IdKind {
     Uuid,
     /// The client's: each object's `field` as it wrote it (WB's `sku`); written by `upsert`.
     Given,
+    /// 17 random letters and digits (Apify's run ids: `HG7ML7M8z78YcAPEB`).
+    Random,
 }
 
 /// The answer to an id a collection does not hold.
@@ -180,6 +189,10 @@ pub struct Action {
     /// A create of a job that also writes objects of another collection (`model/job.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub makes: Option<super::job::Makes>,
+    /// A create whose new object starts as the operation's own answer at `at` (Apify's run,
+    /// with the actor, the storages and the options its start answers), its input over it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_answer: bool,
 }
 
 /// What an operation does to its collection.
@@ -217,6 +230,9 @@ pub enum Render {
     Id,
     /// The example's answer unchanged (Bitrix24's update and delete answer `true`).
     Keep,
+    /// The stored object alone, nothing of the example (Apify's dataset items are the client's
+    /// own JSON).
+    Stored,
 }
 
 /// How a list is cut into pages, each style with the end its service documents.
@@ -242,6 +258,13 @@ pub enum Paging {
         /// Where the next page's URL goes; removed on the last page.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         next: Option<String>,
+        /// Where the number of items on the page goes (Apify's `count`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<String>,
+        /// Headers of the answer that carry the page's `total`, `offset`, `limit` and `count`
+        /// (Apify's `X-Apify-Pagination-Total`…): the name of each.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        headers: BTreeMap<PageField, String>,
     },
     /// `page` (from 1) and `limit` parameters (amoCRM): the page number written back, a link to
     /// the next page only while there is one, and `empty` (204) past the end.
@@ -294,4 +317,19 @@ pub enum Paging {
         /// Where the total goes.
         total: String,
     },
+}
+
+/// A figure of a page, written in a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PageField {
+    /// How many items match in all.
+    Total,
+    /// How many were skipped.
+    Offset,
+    /// The most a page holds.
+    Limit,
+    /// How many this page holds.
+    Count,
 }

@@ -20,13 +20,27 @@ pub(super) fn first_after(id: &IdStyle, seed: &[Value]) -> u64 {
         .fold(id.first, u64::max)
 }
 
-/// The id `n` of the sequence, or a new UUID, as the object writes it.
+/// The id `n` of the sequence, or a new random one, as the object writes it.
 pub(super) fn written(id: &IdStyle, n: u64) -> Value {
     match id.kind {
         IdKind::Uuid => Value::String(uuid()),
+        IdKind::Random => Value::String(random()),
         _ if id.text => Value::String(n.to_string()),
         _ => Value::from(n),
     }
+}
+
+/// 17 random letters and digits, as Apify's ids (2^101 of them: none given twice in practice).
+fn random() -> String {
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut b = [0u8; 17];
+    if getrandom::fill(&mut b).is_err() {
+        fastrand::fill(&mut b);
+    }
+    b.iter()
+        .filter_map(|x| ALNUM.get(usize::from(*x) % ALNUM.len()))
+        .map(|c| char::from(*c))
+        .collect()
 }
 
 /// A random (version 4) UUID.
@@ -88,6 +102,14 @@ mod tests {
         assert_eq!(
             first_after(&s, &[json!({"ID": "300"}), json!({"ID": 5})]),
             301
+        );
+        let r = written(&style(IdKind::Random, false), 0);
+        assert_eq!(r.as_str().map(str::len), Some(17));
+        assert!(
+            r.as_str()
+                .unwrap()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric())
         );
         let u = written(&style(IdKind::Uuid, false), 0);
         let u = u.as_str().unwrap();

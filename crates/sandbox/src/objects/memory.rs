@@ -45,7 +45,8 @@ impl Collection {
             ..Self::default()
         };
         for o in seed {
-            if let Some(k) = key_of(id, &o) {
+            // The first of an id counts, as on Redis (Apify's example lists one run twice).
+            if let Some(k) = key_of(id, &o).filter(|k| !c.items.contains_key(k)) {
                 c.put(k, o);
             }
         }

@@ -96,6 +96,44 @@ impl Kept<'_> {
             .collect())
     }
 
+    /// Holds a request that asks to wait for its job (the job's `wait` parameter, seconds, at
+    /// most `wait_max`) until that job is done or the wait is over.
+    pub(super) async fn wait_for(&self, job: &Job, outcome: &Outcome, call: &Call) {
+        let Some(at) = &job.wait else { return };
+        let asked = objects::params(call)
+            .pointer(at)
+            .and_then(|v| match v {
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                other => other.as_f64(),
+            })
+            .filter(|s| s.is_finite() && *s > 0.0);
+        let Some(secs) = asked else { return };
+        let moment = self.moment();
+        let left = match outcome {
+            Outcome::Found(o) => job::remaining_ms(o, moment),
+            Outcome::Created(v) | Outcome::Updated(v) => v
+                .iter()
+                .map(|o| job::remaining_ms(o, moment))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ≤ wait_max seconds
+        let most = (secs.min(job.wait_max as f64) * 1000.0) as u64;
+        let wait = left.min(most);
+        if wait > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+        }
+    }
+
+    /// The moment jobs are seen at: now, and the sandbox's mark.
+    fn moment(&self) -> Moment {
+        Moment {
+            now_ms: now_ms(),
+            finished: self.view.jobs_finished_ms,
+        }
+    }
+
     /// Each job of `outcome` with the status it has now; `base` is the service's URL.
     pub(super) fn show_jobs(
         &self,
@@ -104,10 +142,7 @@ impl Kept<'_> {
         outcome: &mut Outcome,
         base: &str,
     ) {
-        let moment = Moment {
-            now_ms: now_ms(),
-            finished: self.view.jobs_finished_ms,
-        };
+        let moment = self.moment();
         for o in outcome.objects_mut() {
             let id = match o.get(&resource.id.field) {
                 Some(Value::String(s)) => s.clone(),

@@ -172,14 +172,19 @@ impl Kept<'_> {
         };
         let now = self.now();
         let mut plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
-        if let (Some(job), Plan::Create(new)) = (&resource.job, &mut plan) {
-            self.start_jobs(resource, action, job, call, new, now)
-                .await?;
-        }
         let template = match static_answer(state, service, self.index, op, call) {
             Some(Ok(s)) => s,
             _ => Success::ok(Value::Object(serde_json::Map::new())),
         };
+        if let Plan::Create(new) = &mut plan {
+            if action.from_answer {
+                objects::from_answer(action, &template, new);
+            }
+            if let Some(job) = &resource.job {
+                self.start_jobs(resource, action, job, call, new, now)
+                    .await?;
+            }
+        }
         let first = self.first(binding.resource);
         let name = match objects::scope(action, op, call) {
             Some(part) => format!("{}@{part}", resource.name),
@@ -188,6 +193,7 @@ impl Kept<'_> {
         let mut outcome = self.apply(&name, resource, &plan, first).await?;
         let base = self.origin.base();
         if let Some(job) = &resource.job {
+            self.wait_for(job, &outcome, call).await;
             self.show_jobs(job, resource, &mut outcome, &base);
         }
         let place = Place {
@@ -251,7 +257,7 @@ impl Kept<'_> {
 /// The objects the resource at `resource` starts with: the items of its first list
 /// operation's stateless answer.
 fn first_objects(state: &AppState, service: &Service, index: usize, resource: usize) -> Vec<Value> {
-    let Some(res) = service.resources.get(resource) else {
+    let Some(res) = service.resources.get(resource).filter(|r| !r.starts_empty) else {
         return Vec::new();
     };
     let list = res

@@ -231,6 +231,167 @@ async fn ozon(p: &Pair) {
     assert!(v["message"].as_str().unwrap().contains("X-Mock-Job"), "{v}");
 }
 
+/// Apify: a run keeps what its start answered and moves READY → RUNNING → SUCCEEDED;
+/// `waitForFinish` holds the request until it is done; an actor's runs are listed by offset
+/// over several pages; a run set to fail ends FAILED; a dataset's items are pushed and read
+/// back page by page with the pagination headers.
+async fn apify(p: &Pair) {
+    let c = support::client();
+    let auth = format!("Bearer {}", p.key());
+    let get = |base: &str, path: &str| {
+        c.get(format!("{base}/apify{path}"))
+            .header("Authorization", &auth)
+    };
+    let post = |base: &str, path: &str, body: Value| {
+        c.post(format!("{base}/apify{path}"))
+            .header("Authorization", &auth)
+            .json(&body)
+    };
+    settings(p, json!({"jobs": {"apify/runs": {"ms": 60_000}}})).await;
+    let (_, v) = send(get(p.read(), "/v2/actor-runs")).await;
+    let before = v["data"]["total"].as_u64().unwrap();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let (status, v) = send(post(
+            p.write(),
+            "/v2/acts/me~scraper/runs",
+            json!({"page": i}),
+        ))
+        .await;
+        assert_eq!(status, 201, "{v}");
+        assert_eq!(v["data"]["status"], "READY", "{v}");
+        assert_eq!(v["data"]["actId"], "me~scraper", "{v}");
+        assert!(
+            v["data"].get("page").is_none(),
+            "the actor's input is not the run: {v}"
+        );
+        ids.push(v["data"]["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids[0].len(), 17, "Apify's ids: {ids:?}");
+    let (_, other) = send(post(p.write(), "/v2/acts/someone~else/runs", json!({}))).await;
+    let (status, v) = send(get(p.read(), &format!("/v2/actor-runs/{}", ids[0]))).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (&v["data"]["actId"], &v["data"]["status"]),
+        (&json!("me~scraper"), &json!("READY")),
+        "{v}"
+    );
+    assert_eq!(
+        v["data"]["startedAt"].as_str().map(str::len),
+        Some(20),
+        "{v}"
+    );
+
+    // The actor's runs, two a page: three pages, only its own.
+    let mut listed = Vec::new();
+    for offset in [0, 2, 4] {
+        let (_, v) = send(get(
+            p.read(),
+            &format!("/v2/acts/me~scraper/runs?offset={offset}&limit=2"),
+        ))
+        .await;
+        let data = &v["data"];
+        assert_eq!(
+            (&data["total"], &data["offset"], &data["limit"]),
+            (&json!(5), &json!(offset), &json!(2)),
+            "{v}"
+        );
+        assert_eq!(
+            data["count"],
+            data["items"].as_array().unwrap().len(),
+            "{v}"
+        );
+        listed.extend(
+            data["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_str().unwrap().to_owned()),
+        );
+    }
+    assert_eq!(listed, ids, "each run once, in order");
+    let (_, v) = send(get(p.read(), "/v2/actor-runs")).await;
+    assert_eq!(v["data"]["total"], before + 6, "the user's runs: {v}");
+    assert_eq!(v["data"]["count"], before + 6, "{v}");
+    assert_ne!(other["data"]["id"], json!(null));
+
+    // Done: at once after finish; a run of no time waits for nothing; a failing one fails.
+    finish(p, p.read()).await;
+    let (_, v) = send(get(p.read(), &format!("/v2/actor-runs/{}", ids[1]))).await;
+    assert_eq!(v["data"]["status"], "SUCCEEDED", "{v}");
+    assert!(
+        v["data"]["finishedAt"].as_str().unwrap().ends_with('Z'),
+        "{v}"
+    );
+    settings(p, json!({"jobs": {"apify/runs": {"ms": 300}}})).await;
+    let (_, v) =
+        send(post(p.write(), "/v2/acts/me~scraper/runs", json!({})).header("X-Mock-Job", "fail"))
+            .await;
+    let failing = v["data"]["id"].as_str().unwrap().to_owned();
+    let t = std::time::Instant::now();
+    let (_, v) = send(get(
+        p.read(),
+        &format!("/v2/actor-runs/{failing}?waitForFinish=30"),
+    ))
+    .await;
+    assert_eq!(v["data"]["status"], "FAILED", "waited for the end: {v}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "not the whole 30 s"
+    );
+    let (status, v) = send(get(p.read(), "/v2/actor-runs/NoSuchRun00000000")).await;
+    assert_eq!(status, 404, "{v}");
+
+    // A dataset: 5 items pushed (an array, then one), read back two a page.
+    let (status, _) = send(post(
+        p.write(),
+        "/v2/datasets/my-ds/items",
+        json!([{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}]),
+    ))
+    .await;
+    assert_eq!(status, 201);
+    send(post(p.write(), "/v2/datasets/my-ds/items", json!({"n": 4}))).await;
+    let mut seen = Vec::new();
+    for offset in [0, 2, 4] {
+        let r = get(
+            p.read(),
+            &format!("/v2/datasets/my-ds/items?offset={offset}&limit=2"),
+        )
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+        let h = |n: &str| r.headers()[n].to_str().unwrap().to_owned();
+        assert_eq!(
+            (
+                h("x-apify-pagination-total"),
+                h("x-apify-pagination-offset")
+            ),
+            ("5".into(), offset.to_string())
+        );
+        let items: Value = r.json().await.unwrap();
+        seen.extend(
+            items
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["n"].as_u64().unwrap()),
+        );
+    }
+    assert_eq!(
+        seen,
+        [0, 1, 2, 3, 4],
+        "the items as pushed, nothing of the example"
+    );
+    let (_, v) = send(get(p.read(), "/v2/datasets/another/items")).await;
+    assert_eq!(v, json!([]), "another dataset starts empty");
+}
+
+#[tokio::test]
+async fn apify_runs_move_and_datasets_keep_their_items() {
+    apify(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn ozon_imports_move_from_pending_to_imported() {
     ozon(&Pair::memory(|c| c).await).await;
@@ -243,6 +404,7 @@ async fn jobs_on_two_instances_on_one_redis() {
     };
     let p = Pair::redis(&redis.url(), |c| c).await;
     ozon(&p).await;
+    apify(&p).await;
 }
 
 /// The management API refuses settings for a collection that is not one of jobs, and a time
