@@ -114,7 +114,9 @@ struct Fixtures;
 impl Answers for Fixtures {
     fn answer(&self, _: &Service, op: &Operation, _: &Call) -> Option<Result<Success, Refusal>> {
         let f = op.fixture.as_ref()?;
-        Some(Ok(Success::new(f.status, f.body.clone())))
+        let mut s = Success::new(f.status, f.body.clone());
+        s.media.clone_from(&f.media);
+        Some(Ok(s))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use apistend_catalog::{Job, Makes, Resource};
+use apistend_catalog::{Job, JobEnd, Makes, Resource};
 use serde_json::{Map, Value};
 
 use super::plan::text;
@@ -14,6 +14,10 @@ use super::stamp;
 
 /// The member of a stored job that holds its timing; never shown.
 pub const MARK: &str = "__job";
+
+/// The member a shown job carries to its rendering: the pointers of the fields not to show
+/// (those of its `shown_when` it has not reached).
+pub(super) const HIDE: &str = "__hide";
 
 /// How a job is to go, chosen when it is started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +40,16 @@ pub struct Moment {
     pub finished: Option<i64>,
 }
 
-/// Stamps a new job with `timing`.
-pub fn start(job: &mut Map<String, Value>, timing: Timing) {
+/// Stamps a new object of `kind` with `timing`, and writes how long it takes where the kind
+/// says.
+pub fn start(kind: &Job, job: &mut Map<String, Value>, timing: Timing) {
+    if let Some(at) = &kind.takes {
+        let mut doc = Value::Object(std::mem::take(job));
+        pointer::set(&mut doc, at, Value::from(timing.ms));
+        if let Value::Object(m) = doc {
+            *job = m;
+        }
+    }
     job.insert(
         MARK.into(),
         serde_json::json!({"from": timing.from_ms, "ms": timing.ms, "fails": timing.fails}),
@@ -141,6 +153,34 @@ pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str)
         }
         Some(_) => {}
     }
+    let end = match at {
+        None => Some(JobEnd::Failed),
+        Some(i) if i + 1 == job.states.len() => Some(JobEnd::Done),
+        Some(_) => None,
+    };
+    let hide: Vec<Value> = job
+        .shown_when
+        .iter()
+        .filter(|(_, when)| Some(**when) != end)
+        .map(|(p, _)| Value::String(p.clone()))
+        .collect();
+    if let (false, Value::Object(m)) = (hide.is_empty(), stored) {
+        m.insert(HIDE.into(), Value::Array(hide));
+    }
+}
+
+/// Removes from `shown` (an object as rendered from `stored`) the fields `stored`'s job has
+/// not reached, and the list of them.
+pub(super) fn hide(stored: &Value, shown: &mut Value) {
+    let Some(Value::Array(hide)) = stored.get(HIDE) else {
+        return;
+    };
+    for p in hide.iter().filter_map(Value::as_str) {
+        pointer::remove(shown, p);
+    }
+    if let Value::Object(m) = shown {
+        m.remove(HIDE);
+    }
 }
 
 /// Sets `p` to `v` in `doc`, where a `*` step is each item of the list there.
@@ -166,7 +206,7 @@ pub fn list_made(job: &mut Map<String, Value>, makes: &Makes, made: &[Value]) {
             let mut e: Map<String, Value> = makes
                 .fields
                 .iter()
-                .map(|(to, from)| (to.clone(), o.get(from).cloned().unwrap_or(Value::Null)))
+                .filter_map(|(to, from)| Some((to.clone(), o.get(from)?.clone())))
                 .collect();
             e.extend(makes.with.iter().map(|(k, v)| (k.clone(), v.clone())));
             Value::Object(e)
@@ -267,6 +307,7 @@ mod tests {
             json!([{"offer_id": "a"}, {"offer_id": "b"}]),
         );
         start(
+            &job(),
             &mut m,
             Timing {
                 from_ms: 10_000,
@@ -355,6 +396,18 @@ mod tests {
             seen,
             ["READY", "READY", "RUNNING", "RUNNING", "SUCCEEDED", "READY"]
         );
+        let mut k = j.clone();
+        k.shown_when = [("/file".to_owned(), JobEnd::Done)].into_iter().collect();
+        let mut running = started(1000, false);
+        show(&k, &mut running, at(10_000), "b", "1");
+        let mut shown = json!({"file": "x", "status": "s", "__hide": []});
+        hide(&running, &mut shown);
+        assert_eq!(shown, json!({"status": "s"}), "no file before it is done");
+        let mut done = started(1000, false);
+        show(&k, &mut done, at(20_000), "b", "1");
+        let mut shown = json!({"file": "b/files/1"});
+        hide(&done, &mut shown);
+        assert_eq!(shown, json!({"file": "b/files/1"}));
         let mut seeded = json!({"status": "FAILED"});
         show(&j, &mut seeded, at(10_000), "", "");
         assert_eq!(

@@ -64,6 +64,7 @@ pub fn render(
         .enumerate()
         .map(|(i, o)| {
             let mut out = object(resource, action.render, &template, o, place);
+            super::job::hide(o, &mut out);
             for (to, from) in &action.fields {
                 if let (Some(v), Value::Object(m)) = (o.get(from), &mut out) {
                     m.insert(to.clone(), v.clone());

@@ -296,6 +296,10 @@ pub struct AnswerDef {
     /// Its body, as JSON text; none for no content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<Spanned<String>>,
+    /// Its media type when it is a file, not JSON (`text/csv`, an XLSX): the body is then a
+    /// small valid file of that type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<String>,
 }
 
 fn ok() -> u16 {

@@ -181,5 +181,6 @@ fn answer(
     Ok(Fixture {
         status: a.status,
         body,
+        media: a.media.clone(),
     })
 }

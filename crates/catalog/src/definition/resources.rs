@@ -232,6 +232,8 @@ fn check_job(job: &crate::model::Job) -> Result<(), String> {
         .iter()
         .chain(job.failure.keys())
         .chain(job.done.keys())
+        .chain(job.shown_when.keys())
+        .chain(&job.takes)
     {
         pointer(p)?;
     }
@@ -248,15 +250,16 @@ fn check_makes(
     if act.action != ActionKind::Create || res.job.is_none() {
         return Err("only the create of a job makes objects (`makes`)".into());
     }
-    let target = file.resources.iter().find(|r| r.name == m.resource);
-    let Some(target) = target.filter(|t| t.id.kind != crate::model::IdKind::Given) else {
-        return Err(format!(
-            "makes {:?}: no collection of the service with ids it makes",
-            m.resource
-        ));
-    };
-    if target.job.is_some() {
-        return Err(format!("makes {:?}: a job makes no jobs", m.resource));
+    if let Some(name) = &m.resource {
+        let target = file.resources.iter().find(|r| &r.name == name);
+        let Some(target) = target.filter(|t| t.id.kind != crate::model::IdKind::Given) else {
+            return Err(format!(
+                "makes {name:?}: no collection of the service with ids it makes"
+            ));
+        };
+        if target.job.is_some() {
+            return Err(format!("makes {name:?}: a job makes no jobs"));
+        }
     }
     for p in [&m.input, &m.into].into_iter().chain(&m.count) {
         pointer(p)?;

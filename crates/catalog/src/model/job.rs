@@ -37,10 +37,30 @@ pub struct Job {
     /// The longest a request waits for a job, in seconds (Apify's 60).
     #[serde(default = "sixty")]
     pub wait_max: u64,
+    /// Fields shown only once the job has ended so (`done` or `failed`), removed from the
+    /// answer before: Yandex Market's `file` and `generationFinishedAt` once done, `subStatus`
+    /// once failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shown_when: BTreeMap<String, JobEnd>,
+    /// Where a new job writes how long it takes, in milliseconds (Yandex Market's
+    /// `estimatedGenerationTime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub takes: Option<String>,
     /// How long a job takes, in milliseconds, unless its sandbox says otherwise.
     pub ms: u64,
     /// Where that time comes from: the service's documentation, or why this figure.
     pub source: String,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JobEnd {
+    /// It succeeded: its last state.
+    Done,
+    /// It failed.
+    Failed,
 }
 
 fn sixty() -> u64 {
@@ -53,8 +73,10 @@ fn sixty() -> u64 {
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Makes {
-    /// The collection they go to (a resource of the same service, created by `create`).
-    pub resource: String,
+    /// The collection they go to (a resource of the same service, created by `create`);
+    /// without it, the job only lists the request's items (WB's price upload lists its goods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
     /// Where they are in the request's parameters (a JSON pointer: `/items`).
     pub input: String,
     /// The field by which one of them updates the object of the same value instead of adding

@@ -137,4 +137,6 @@ pub struct Fixture {
     pub status: u16,
     /// Its body (`null` for no content).
     pub body: serde_json::Value,
+    /// Its media type when it is a file, not JSON.
+    pub media: Option<String>,
 }

@@ -113,10 +113,6 @@ mod tests {
         let err = |v: Value| check(&c, &v).unwrap_err();
         assert!(err(json!([])).contains("a JSON object"));
         assert!(err(json!({"nope": {}})).starts_with("nope:"));
-        assert!(
-            err(json!({"ymarket": {}})).starts_with("ymarket:"),
-            "Yandex Market keeps nothing (yet)"
-        );
         let part = json!({"wb": {"stocks@507": [{"chrtId": 1, "amount": 1}]}});
         assert!(
             check(&c, &part).is_ok(),

@@ -44,7 +44,7 @@ impl Kept<'_> {
             if let Some((m, made)) = &made {
                 job::list_made(o, m, made);
             }
-            job::start(o, timing);
+            job::start(job, o, timing);
         }
         Ok(())
     }
@@ -53,11 +53,16 @@ impl Kept<'_> {
     /// the object of its key's value, or is added. Answers them, in the request's order.
     async fn make(&self, makes: &Makes, call: &Call, now: i64) -> Result<Vec<Value>, Failure> {
         let resources = &self.service.resources;
-        let Some((at, target)) = resources
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.name == makes.resource)
-        else {
+        let Some(name) = &makes.resource else {
+            // Nothing to write: the job lists the request's items themselves.
+            let items = match objects::params(call).pointer(&makes.input) {
+                Some(Value::Array(list)) => list.clone(),
+                Some(one @ Value::Object(_)) => vec![one.clone()],
+                _ => Vec::new(),
+            };
+            return Ok(items);
+        };
+        let Some((at, target)) = resources.iter().enumerate().find(|(_, r)| &r.name == name) else {
             return Err(Failure::Refused(Refusal::NotFound));
         };
         let first = self.first(at);

@@ -341,6 +341,7 @@ async fn apify(p: &Pair) {
     );
     let (status, v) = send(get(p.read(), "/v2/actor-runs/NoSuchRun00000000")).await;
     assert_eq!(status, 404, "{v}");
+    assert_eq!(v["error"]["type"], "record-not-found", "Apify's words: {v}");
 
     // A dataset: 5 items pushed (an array, then one), read back two a page.
     let (status, _) = send(post(
@@ -387,6 +388,146 @@ async fn apify(p: &Pair) {
     assert_eq!(v, json!([]), "another dataset starts empty");
 }
 
+/// WB: a price upload answers its id; its state is 1 while it is processed, then 3; its goods
+/// are listed with the prices sent; an upload set to fail ends 6 with each good's error.
+async fn wb_prices(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, path: &str| format!("{base}/wb/discounts-prices-api{path}");
+    let upload = |base: &str, goods: Value| {
+        c.post(at(base, "/api/v2/upload/task"))
+            .header("Authorization", p.key())
+            .json(&json!({ "data": goods }))
+    };
+    let get = |base: &str, path: &str, id: u64| {
+        c.get(at(base, &format!("{path}?uploadID={id}&limit=10")))
+            .header("Authorization", p.key())
+    };
+    settings(p, json!({"jobs": {"wb/price_tasks": {"ms": 60_000}}})).await;
+    let goods = json!([{"nmID": 101, "price": 999, "discount": 30}, {"nmID": 102, "price": 500}]);
+    let (status, v) = send(upload(p.write(), goods)).await;
+    assert_eq!(status, 200, "{v}");
+    let id = v["data"]["id"].as_u64().expect("an upload id");
+    assert_eq!(v["data"]["alreadyExists"], false);
+    let (status, v) = send(get(p.read(), "/api/v2/buffer/tasks", id)).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (&v["data"]["uploadID"], &v["data"]["status"]),
+        (&json!(id), &json!(1)),
+        "{v}"
+    );
+    assert_eq!(v["data"]["overAllGoodsNumber"], 2, "{v}");
+    finish(p, p.read()).await;
+    let (_, v) = send(get(p.read(), "/api/v2/history/tasks", id)).await;
+    assert_eq!(v["data"]["status"], 3, "processed, no errors: {v}");
+    let (_, v) = send(get(p.read(), "/api/v2/history/goods/task", id)).await;
+    let listed = v["data"]["historyGoods"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{v}");
+    assert_eq!(
+        (
+            &listed[0]["nmID"],
+            &listed[0]["price"],
+            &listed[0]["discount"]
+        ),
+        (&json!(101), &json!(999), &json!(30))
+    );
+    assert!(
+        listed[1].get("discount").is_none(),
+        "not sent, not made up: {v}"
+    );
+
+    let (_, v) =
+        send(upload(p.write(), json!([{"nmID": 103, "price": 1}])).header("X-Mock-Job", "fail"))
+            .await;
+    let failing = v["data"]["id"].as_u64().unwrap();
+    assert!(failing > id);
+    finish(p, p.read()).await;
+    let (_, v) = send(get(p.read(), "/api/v2/history/tasks", failing)).await;
+    assert_eq!(v["data"]["status"], 6, "every good with errors: {v}");
+    let (_, v) = send(get(p.read(), "/api/v2/history/goods/task", failing)).await;
+    assert!(
+        !v["data"]["historyGoods"][0]["errorText"]
+            .as_str()
+            .unwrap()
+            .is_empty(),
+        "{v}"
+    );
+    let (status, v) = send(get(p.read(), "/api/v2/history/tasks", 1)).await;
+    assert_eq!(
+        (status, &v["error"]),
+        (400, &json!(true)),
+        "an unknown upload: {v}"
+    );
+}
+
+/// Yandex Market: a report asked for answers its id and how long it takes; its info is
+/// PENDING, then DONE with a link to its file, which the sandbox serves (an XLSX workbook); a
+/// report set to fail ends FAILED, with no file.
+async fn ymarket_reports(p: &Pair) {
+    let c = support::client();
+    let generate = |base: &str| {
+        c.post(format!(
+            "{base}/ymarket/v2/reports/stocks-on-warehouses/generate?format=FILE"
+        ))
+        .header("Api-Key", p.key())
+        .json(&json!({"campaignId": 1}))
+    };
+    let info = |base: &str, id: &str| {
+        c.get(format!("{base}/ymarket/v2/reports/info/{id}"))
+            .header("Api-Key", p.key())
+    };
+    settings(p, json!({"jobs": {"ymarket/reports": {"ms": 60_000}}})).await;
+    let (status, v) = send(generate(p.write())).await;
+    assert_eq!(status, 200, "{v}");
+    let id = v["result"]["reportId"].as_str().unwrap().to_owned();
+    assert_eq!(v["result"]["estimatedGenerationTime"], 60_000, "{v}");
+    let (_, v) = send(info(p.read(), &id)).await;
+    assert_eq!(v["result"]["status"], "PENDING", "{v}");
+    for absent in ["file", "generationFinishedAt", "subStatus"] {
+        assert!(v["result"].get(absent).is_none(), "no {absent} yet: {v}");
+    }
+    finish(p, p.read()).await;
+    let (_, v) = send(info(p.read(), &id)).await;
+    assert_eq!(v["result"]["status"], "DONE", "{v}");
+    assert!(v["result"]["generationFinishedAt"].is_string(), "{v}");
+    let file = v["result"]["file"].as_str().unwrap().to_owned();
+    assert!(
+        file.starts_with(p.read()) && file.ends_with(&format!("/{id}/file")),
+        "the sandbox's link: {file}"
+    );
+    let r = c.get(&file).send().await.unwrap();
+    assert_eq!(r.status(), 200, "a download link needs no key");
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("spreadsheetml")
+    );
+    assert!(
+        r.bytes().await.unwrap().starts_with(b"PK"),
+        "a workbook (a ZIP)"
+    );
+
+    let (_, v) = send(generate(p.write()).header("X-Mock-Job", "fail")).await;
+    let failing = v["result"]["reportId"].as_str().unwrap().to_owned();
+    finish(p, p.read()).await;
+    let (_, v) = send(info(p.read(), &failing)).await;
+    assert_eq!(v["result"]["status"], "FAILED", "{v}");
+    assert!(v["result"].get("file").is_none(), "{v}");
+    assert!(v["result"]["subStatus"].is_string(), "{v}");
+    let (status, v) = send(info(p.read(), "00000000-0000-4000-8000-000000000000")).await;
+    assert_eq!((status, &v["status"]), (404, &json!("ERROR")), "{v}");
+}
+
+#[tokio::test]
+async fn wb_price_uploads_move_from_1_to_3() {
+    wb_prices(&Pair::memory(|c| c).await).await;
+}
+
+#[tokio::test]
+async fn ymarket_reports_are_generated_then_downloaded() {
+    ymarket_reports(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn apify_runs_move_and_datasets_keep_their_items() {
     apify(&Pair::memory(|c| c).await).await;
@@ -405,6 +546,8 @@ async fn jobs_on_two_instances_on_one_redis() {
     let p = Pair::redis(&redis.url(), |c| c).await;
     ozon(&p).await;
     apify(&p).await;
+    wb_prices(&p).await;
+    ymarket_reports(&p).await;
 }
 
 /// The management API refuses settings for a collection that is not one of jobs, and a time

@@ -16,7 +16,9 @@ pub(crate) const TOKEN: &str = "objects-test-admin-token";
 const WIDE: &str = "[amocrm.groups.integration]\nburst = 100000\ninterval_ms = 1\n\
     [b24.groups.portal]\nburst = 100000\ninterval_ms = 1\n\
     [moysklad.groups.user]\nburst = 100000\ninterval_ms = 1\n\
-    [ozon.groups.client]\nburst = 100000\ninterval_ms = 1\n";
+    [ozon.groups.client]\nburst = 100000\ninterval_ms = 1\n\
+    [wb.groups.\"discounts-prices-api.tseny-i-skidki\"]\nburst = 100000\ninterval_ms = 1\n\
+    [ymarket.groups.generateStocksOnWarehousesReport]\nburst = 100000\ninterval_ms = 1\n";
 
 fn wide(c: SandboxConfig) -> SandboxConfig {
     c.with_admin_token(TOKEN)

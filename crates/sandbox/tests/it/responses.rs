@@ -461,11 +461,13 @@ async fn walk(
         let method = reqwest::Method::from_bytes(op.method.as_str().as_bytes()).unwrap();
         // What is walked is the answers, not the requests (made up, not valid: `r{i}` for
         // every path parameter, `{}` for every body): validation is off, and checked by its
-        // own walk (`validation::…`).
+        // own walk (`validation::…`); and the stateless answers, not what a sandbox keeps
+        // (which has no object `r{i}`: `jobs.rs`, `objects.rs`).
         let mut r = c
             .request(method, format!("{}{}{path}", s.base, svc.prefix))
             .header("X-Mock-Delay", "0")
-            .header("X-Mock-Validation", "off");
+            .header("X-Mock-Validation", "off")
+            .header("X-Mock-State", "off");
         for (k, v) in headers {
             r = r.header(*k, v);
         }
