@@ -132,6 +132,21 @@ fn bad(why: String) -> Refusal {
 fn input_objects(action: &Action, doc: &Value) -> Result<Vec<Map<String, Value>>, Refusal> {
     let at = action.input.as_deref().unwrap_or("");
     let what = if at.is_empty() { "the body" } else { at };
+    // A `*` step is each item of a list there (Yandex Market's `/offerMappings/*/offer`).
+    if at.contains("/*") {
+        let found = super::pointer::each(doc, at);
+        if found.is_empty() {
+            return Err(bad(format!("{what}: none in the request")));
+        }
+        return found
+            .into_iter()
+            .map(|v| {
+                v.as_object()
+                    .cloned()
+                    .ok_or_else(|| bad(format!("{what}: every item is an object")))
+            })
+            .collect();
+    }
     match doc.pointer(at) {
         None | Some(Value::Null) => Ok(vec![Map::new()]),
         Some(Value::Object(o)) => Ok(vec![o.clone()]),

@@ -28,6 +28,17 @@ pub fn set(doc: &mut Value, p: &str, v: Value) {
     *at = v;
 }
 
+/// The values `p` names in `doc`, where a `*` step is each item of the list there.
+pub(crate) fn each<'v>(doc: &'v Value, p: &str) -> Vec<&'v Value> {
+    match p.split_once("/*") {
+        None => doc.pointer(p).into_iter().collect(),
+        Some((list, rest)) => match doc.pointer(list) {
+            Some(Value::Array(items)) => items.iter().flat_map(|i| each(i, rest)).collect(),
+            _ => Vec::new(),
+        },
+    }
+}
+
 /// Removes the member `p` names, if it is there, and each object that this leaves empty on the
 /// way up (`/_links/next/href` removes `next` too: amoCRM's last page has no `next` at all).
 pub(crate) fn remove(doc: &mut Value, p: &str) {
@@ -63,5 +74,9 @@ mod tests {
         assert_eq!(links, json!({"_links": {"self": {"href": "s"}}, "e": {}}));
         set(&mut d, "", json!(1));
         assert_eq!(d, json!(1));
+        let m = json!({"l": [{"o": {"id": 1}}, {"x": 2}, {"o": {"id": 3}}]});
+        assert_eq!(each(&m, "/l/*/o/id"), [&json!(1), &json!(3)]);
+        assert_eq!(each(&m, "/l/1"), [&json!({"x": 2})]);
+        assert!(each(&m, "/nothing/*/o").is_empty());
     }
 }

@@ -40,6 +40,9 @@ pub fn render(
         Outcome::Found(item) | Outcome::Deleted(item) => (vec![item], None),
         Outcome::Listed { items, total } => (items, Some(total)),
     };
+    for p in &action.drop {
+        pointer::remove(&mut doc, p);
+    }
     if action.render == Render::Keep {
         answer.body = doc;
         return Ok(answer);
@@ -48,13 +51,22 @@ pub fn render(
     let slot = doc.pointer(at);
     let list =
         action.action == ActionKind::List || items.len() > 1 || slot.is_some_and(Value::is_array);
-    let template = match slot {
+    let item = match slot {
         Some(Value::Array(l)) => l.first().cloned(),
         Some(v) => Some(v.clone()),
         None => None,
     }
     .filter(Value::is_object)
     .unwrap_or_else(|| Value::Object(Map::new()));
+    // The object's own template: the item, or its part at `item_at`.
+    let template = match &action.item_at {
+        Some(p) => item
+            .pointer(p)
+            .filter(|v| v.is_object())
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new())),
+        None => item.clone(),
+    };
     let template = match (action.render, typical) {
         (Render::Object, Some(t)) => merged(template, t),
         _ => template,
@@ -65,6 +77,11 @@ pub fn render(
         .map(|(i, o)| {
             let mut out = object(resource, action.render, &template, o, place);
             super::job::hide(o, &mut out);
+            if let Some(p) = &action.item_at {
+                let mut whole = item.clone();
+                pointer::set(&mut whole, p, out);
+                out = whole;
+            }
             for (to, from) in &action.fields {
                 if let (Some(v), Value::Object(m)) = (o.get(from), &mut out) {
                     m.insert(to.clone(), v.clone());
@@ -147,7 +164,14 @@ pub fn seed(action: &Action, mut list_answer: Success) -> Vec<Value> {
         .pointer_mut(&action.at)
         .map(Value::take)
     {
-        Some(Value::Array(items)) => items.into_iter().filter(Value::is_object).collect(),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|i| match &action.item_at {
+                Some(p) => i.pointer(p).cloned(),
+                None => Some(i),
+            })
+            .filter(Value::is_object)
+            .collect(),
         _ => Vec::new(),
     }
 }

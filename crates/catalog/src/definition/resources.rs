@@ -79,6 +79,8 @@ pub(super) fn bind(
                 .chain(std::iter::once(&act.at))
                 .chain(&act.filter)
                 .chain(act.filter_by.keys().filter(|k| !k.starts_with("path:")))
+                .chain(&act.item_at)
+                .chain(&act.drop)
                 .chain(&act.index)
             {
                 pointer(p).map_err(&e)?;

@@ -189,6 +189,14 @@ pub struct Action {
     /// A create of a job that also writes objects of another collection (`model/job.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub makes: Option<super::job::Makes>,
+    /// Where each object goes inside an item of the answer's list (Yandex Market's offer
+    /// mapping holds the offer at `/offer`, the example's `mapping` beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_at: Option<String>,
+    /// Pointers removed from the answer: fields of the example a write did not earn (Yandex
+    /// Market's update example lists errors).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
     /// A create whose new object starts as the operation's own answer at `at` (Apify's run,
     /// with the actor, the storages and the options its start answers), its input over it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

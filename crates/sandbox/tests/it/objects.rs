@@ -398,6 +398,92 @@ async fn wb_stocks(p: &Pair) {
     assert_eq!(pairs(&v), [(22, 7)], "11 removed, 44 was never there");
 }
 
+/// Yandex Market: a business's offers written by `offer-mappings/update` (each under its
+/// `offerId`, in place of the one there), listed by `pageToken` over three pages (no
+/// `nextPageToken` on the last), filtered by `offerIds`; another business keeps its own.
+async fn ymarket_offers(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, business: u32, path: &str| {
+        format!("{base}/ymarket/v2/businesses/{business}/offer-mappings{path}")
+    };
+    let update = |base: &str, offers: Vec<Value>| {
+        let mappings: Vec<Value> = offers.into_iter().map(|o| json!({ "offer": o })).collect();
+        c.post(at(base, 7, "/update"))
+            .header("Api-Key", p.key())
+            .json(&json!({ "offerMappings": mappings }))
+    };
+    let list = |base: &str, business: u32, query: &str, body: Value| {
+        c.post(format!("{}{query}", at(base, business, "")))
+            .header("Api-Key", p.key())
+            .json(&body)
+    };
+    let offers: Vec<Value> = (0..5)
+        .map(|i| json!({"offerId": format!("offer-{i}"), "name": format!("Товар {i}")}))
+        .collect();
+    let (status, v) = send(update(p.write(), offers)).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v, json!({"status": "OK"}), "no errors made up");
+    // The business starts with the example's offer: 6 in all, 3 pages of 2.
+    let (mut seen, mut token) = (Vec::new(), None::<String>);
+    for page in 0..3 {
+        let query = match &token {
+            Some(t) => format!("?limit=2&pageToken={t}"),
+            None => "?limit=2".to_owned(),
+        };
+        let (status, v) = send(list(p.read(), 7, &query, json!({}))).await;
+        assert_eq!(status, 200, "{v}");
+        let items = v["result"]["offerMappings"].as_array().unwrap();
+        assert_eq!(items.len(), 2, "page {page}: {v}");
+        for i in items {
+            seen.push(i["offer"]["offerId"].as_str().unwrap().to_owned());
+            assert!(
+                i["mapping"].is_object(),
+                "the example's mapping beside: {i}"
+            );
+        }
+        token = v["result"]["paging"]["nextPageToken"]
+            .as_str()
+            .map(str::to_owned);
+        assert_eq!(token.is_none(), page == 2, "page {page}: {v}");
+    }
+    assert_eq!(seen.len(), 6);
+    assert_eq!(
+        seen[1..],
+        ["offer-0", "offer-1", "offer-2", "offer-3", "offer-4"]
+    );
+    send(update(
+        p.write(),
+        vec![json!({"offerId": "offer-3", "name": "Новое имя"})],
+    ))
+    .await;
+    let (_, v) = send(list(
+        p.read(),
+        7,
+        "",
+        json!({"offerIds": ["offer-3", "none"]}),
+    ))
+    .await;
+    let items = v["result"]["offerMappings"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{v}");
+    assert_eq!(
+        items[0]["offer"]["name"], "Новое имя",
+        "in place of the old one"
+    );
+    let (_, v) = send(list(p.read(), 8, "", json!({"offerIds": ["offer-3"]}))).await;
+    assert_eq!(
+        v["result"]["offerMappings"],
+        json!([]),
+        "another business keeps its own"
+    );
+    let (status, v) = send(list(p.read(), 7, "?pageToken=nope", json!({}))).await;
+    assert_eq!((status, &v["status"]), (400, &json!("ERROR")), "{v}");
+}
+
+#[tokio::test]
+async fn ymarket_keeps_its_offers() {
+    ymarket_offers(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn wb_keeps_the_stocks_it_is_sent() {
     wb_stocks(&Pair::memory(|c| c).await).await;
@@ -429,6 +515,7 @@ async fn two_instances_on_one_redis_read_what_the_other_wrote() {
     bitrix24(&p).await;
     moysklad(&p).await;
     wb_stocks(&p).await;
+    ymarket_offers(&p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
