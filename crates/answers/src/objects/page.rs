@@ -8,16 +8,25 @@ use super::place::{Place, url};
 use super::plan::Window;
 use super::pointer;
 
-/// Writes the paging fields of a page of `shown` items out of `total`, asked as `window`;
-/// returns the status of an empty page where the style answers one (amoCRM's 204).
+/// The page a list answers: `shown` items out of `total`, asked as `window`, the last of them
+/// `last` (as stored: its id is in `id_field`).
+pub(super) struct Page<'a> {
+    pub(super) window: &'a Window,
+    pub(super) shown: usize,
+    pub(super) total: u64,
+    pub(super) last: Option<&'a Value>,
+    pub(super) id_field: &'a str,
+}
+
+/// Writes the paging fields of `page`; returns the status of an empty page where the style
+/// answers one (amoCRM's 204).
 pub(super) fn write(
     paging: &Paging,
     doc: &mut Value,
-    window: &Window,
-    shown: usize,
-    total: u64,
+    page: &Page<'_>,
     place: &Place<'_>,
 ) -> Option<u16> {
+    let (window, shown, total) = (page.window, page.shown, page.total);
     let after = window.offset.saturating_add(shown as u64);
     let more = after < total;
     match paging {
@@ -92,6 +101,29 @@ pub(super) fn write(
             }
             None
         }
+        Paging::After {
+            next, also, count, ..
+        } => {
+            match page.last {
+                Some(last) => {
+                    let id = last.get(page.id_field).cloned().unwrap_or(Value::Null);
+                    pointer::set(doc, next, id);
+                    for (at, field) in also {
+                        let v = last.get(field).cloned().unwrap_or(Value::Null);
+                        pointer::set(doc, at, v);
+                    }
+                }
+                None => {
+                    for at in std::iter::once(next).chain(also.keys()) {
+                        pointer::remove(doc, at);
+                    }
+                }
+            }
+            if let Some(at) = count {
+                pointer::set(doc, at, Value::from(shown));
+            }
+            None
+        }
         Paging::Start { next, total: t, .. } => {
             if more {
                 pointer::set(doc, next, Value::from(after));
@@ -135,6 +167,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn page(window: &Window, shown: usize, total: u64) -> Page<'_> {
+        Page {
+            window,
+            shown,
+            total,
+            last: None,
+            id_field: "id",
+        }
+    }
+
     fn paging(v: Value) -> Paging {
         serde_json::from_value(v).unwrap()
     }
@@ -159,9 +201,10 @@ mod tests {
             limit: 2,
             ids: None,
             by: Vec::new(),
+            after: None,
         };
         let mut doc = json!({"_links": {"next": {"href": "old"}}});
-        assert_eq!(write(&amo, &mut doc, &w, 2, 3, &place), None);
+        assert_eq!(write(&amo, &mut doc, &page(&w, 2, 3), &place), None);
         assert_eq!(
             doc["_links"]["next"]["href"],
             "http://s/amocrm/api/v4/leads?page=2&limit=2"
@@ -170,14 +213,19 @@ mod tests {
             offset: 2,
             ..w.clone()
         };
-        assert_eq!(write(&amo, &mut doc, &last, 1, 3, &place), None);
+        assert_eq!(write(&amo, &mut doc, &page(&last, 1, 3), &place), None);
         assert_eq!(
             doc,
             json!({"_page": 2}),
             "no next on the last page, not even an empty one"
         );
         assert_eq!(
-            write(&amo, &mut doc, &Window { offset: 4, ..w }, 0, 3, &place),
+            write(
+                &amo,
+                &mut doc,
+                &page(&Window { offset: 4, ..w }, 0, 3),
+                &place
+            ),
             Some(204)
         );
         let b24 = paging(json!({"style": "start", "size": 50, "next": "/next", "total": "/total"}));
@@ -185,28 +233,34 @@ mod tests {
         write(
             &b24,
             &mut doc,
-            &Window {
-                offset: 50,
-                limit: 50,
-                ids: None,
-                by: Vec::new(),
-            },
-            50,
-            123,
+            &page(
+                &Window {
+                    offset: 50,
+                    limit: 50,
+                    ids: None,
+                    by: Vec::new(),
+                    after: None,
+                },
+                50,
+                123,
+            ),
             &place,
         );
         assert_eq!(doc, json!({"next": 100, "total": 123}));
         write(
             &b24,
             &mut doc,
-            &Window {
-                offset: 100,
-                limit: 50,
-                ids: None,
-                by: Vec::new(),
-            },
-            23,
-            123,
+            &page(
+                &Window {
+                    offset: 100,
+                    limit: 50,
+                    ids: None,
+                    by: Vec::new(),
+                    after: None,
+                },
+                23,
+                123,
+            ),
             &place,
         );
         assert_eq!(doc, json!({"total": 123}));
@@ -219,14 +273,15 @@ mod tests {
             limit: 2,
             ids: None,
             by: Vec::new(),
+            after: None,
         };
         let mut doc = json!({});
-        write(&ozon, &mut doc, &w, 2, 3, &place);
+        write(&ozon, &mut doc, &page(&w, 2, 3), &place);
         let next = doc["result"]["last_id"].as_str().unwrap().to_owned();
         assert_eq!(super::super::cursor::offset(&next), Some(2));
         assert_eq!(doc["result"]["total"], 3);
         let last = Window { offset: 2, ..w };
-        write(&ozon, &mut doc, &last, 1, 3, &place);
+        write(&ozon, &mut doc, &page(&last, 1, 3), &place);
         assert_eq!(
             doc["result"]["last_id"], "",
             "Ozon's last page: an empty last_id"

@@ -39,6 +39,8 @@ pub struct Window {
     /// Only the objects whose field (the first) holds one of these values (the second), for
     /// each filter by another field the request sends.
     pub by: Vec<(String, Vec<String>)>,
+    /// The page starts after the object of this id (the `after` paging style).
+    pub after: Option<String>,
 }
 
 impl Window {
@@ -49,7 +51,14 @@ impl Window {
             limit: u64::MAX,
             ids: None,
             by: Vec::new(),
+            after: None,
         }
+    }
+
+    /// Whether the store's window cannot say it: filters by other fields, or a page after an
+    /// id (read whole and narrowed by [`narrow`](super::narrow::narrow)).
+    pub fn narrowed(&self) -> bool {
+        !self.by.is_empty() || self.after.is_some()
     }
 }
 
@@ -242,13 +251,30 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
             };
             (at, size)
         }
+        Some(Paging::After {
+            limit,
+            default,
+            max,
+            ..
+        }) => {
+            let size = num(limit)
+                .filter(|n| *n > 0)
+                .unwrap_or(u64::from(*default))
+                .min(u64::from(*max));
+            (0, size)
+        }
         Some(Paging::Start { size, .. }) => (num("/start").unwrap_or(0), u64::from(*size)),
         _ => (0, u64::MAX),
     };
+    // An empty filter is no filter (Ozon's `"offer_id": []`, WB's `"textSearch": ""`).
     let mut ids: Option<Vec<String>> = None;
     for p in &action.filter {
         if let Some(v) = doc.pointer(p) {
-            values(v, ids.get_or_insert_with(Vec::new));
+            let mut found = Vec::new();
+            values(v, &mut found);
+            if !found.is_empty() {
+                ids.get_or_insert_with(Vec::new).extend(found);
+            }
         }
     }
     let mut by = Vec::new();
@@ -261,24 +287,36 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
         } else if let Some(v) = doc.pointer(p) {
             let mut found = Vec::new();
             values(v, &mut found);
-            by.push((field.clone(), found));
+            if !found.is_empty() {
+                by.push((field.clone(), found));
+            }
         }
     }
+    let after = match &action.page {
+        Some(Paging::After { after, .. }) => doc
+            .pointer(after)
+            .and_then(text)
+            .filter(|a| !a.is_empty() && a != "0"),
+        _ => None,
+    };
     Ok(Window {
         offset,
         limit,
         ids,
         by,
+        after,
     })
 }
 
-/// The scalars of a filter's value (one, a list, or an object's members) added to `out`.
+/// The scalars of a filter's value (one, a list, or an object's members) added to `out`, but
+/// empty ones.
 fn values(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Array(list) => out.extend(list.iter().filter_map(text)),
-        Value::Object(m) => out.extend(m.values().filter_map(text)),
-        other => out.extend(text(other)),
-    }
+    let found: Vec<String> = match v {
+        Value::Array(list) => list.iter().filter_map(text).collect(),
+        Value::Object(m) => m.values().filter_map(text).collect(),
+        other => text(other).into_iter().collect(),
+    };
+    out.extend(found.into_iter().filter(|s| !s.is_empty()));
 }
 
 #[cfg(test)]
@@ -385,6 +423,7 @@ mod tests {
                 limit: 20,
                 ids: Some(vec!["7".into(), "8".into()]),
                 by: Vec::new(),
+                after: None,
             }))
         );
         let p = planned(Method::Get, "/api/v4/leads", "limit=100000&page=0", None);
@@ -395,6 +434,7 @@ mod tests {
                 limit: 250,
                 ids: None,
                 by: Vec::new(),
+                after: None,
             })),
             "limit at most 250, page at least 1"
         );

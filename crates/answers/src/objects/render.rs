@@ -107,7 +107,14 @@ pub fn render(
                 h.1 = v.to_string();
             }
         }
-        if let Some(status) = super::page::write(paging, &mut doc, window, count, total, place) {
+        let page = super::page::Page {
+            window,
+            shown: count,
+            total,
+            last: items.last(),
+            id_field: &resource.id.field,
+        };
+        if let Some(status) = super::page::write(paging, &mut doc, &page, place) {
             return Ok(Success::new(status, Value::Null));
         }
     }

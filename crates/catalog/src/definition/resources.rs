@@ -211,6 +211,25 @@ fn check_paging(
                 pointer(p).map_err(e)?;
             }
         }
+        Some(Paging::After {
+            after,
+            limit,
+            default,
+            max,
+            next,
+            also,
+            count,
+        }) => {
+            nonzero(*default, e)?;
+            nonzero(*max, e)?;
+            for p in [after, limit, next]
+                .into_iter()
+                .chain(also.keys())
+                .chain(count)
+            {
+                pointer(p).map_err(e)?;
+            }
+        }
         Some(Paging::Start { size, next, total }) => {
             nonzero(*size, e)?;
             pointer(next).map_err(e)?;

@@ -315,6 +315,29 @@ pub enum Paging {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         total: Option<String>,
     },
+    /// The id of the last item seen and a page size (WB's cards: `settings.cursor.nmID` and
+    /// `limit`): the page holds the items after it; the answer carries the page's last item's
+    /// id (and other fields of it, `also`) and the number of items, and the end is a page
+    /// shorter than its size, as WB documents.
+    After {
+        /// Where the request's last id is (`/settings/cursor/nmID`); absent or unknown: none.
+        after: String,
+        /// Where its page size is (`/settings/cursor/limit`).
+        limit: String,
+        /// Items a page holds without a size.
+        default: u32,
+        /// The most a size may ask.
+        max: u32,
+        /// Where the page's last item's id goes (`/cursor/nmID`).
+        next: String,
+        /// Other fields of the last item written beside it: answer pointer → field
+        /// (`"/cursor/updatedAt" = "updatedAt"`).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        also: BTreeMap<String, String>,
+        /// Where the number of items on the page goes (WB's `/cursor/total`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<String>,
+    },
     /// A `start` parameter and pages of a fixed size (Bitrix24's 50): `next` (the next start)
     /// only while there is more, and the total.
     Start {

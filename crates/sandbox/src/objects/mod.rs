@@ -56,14 +56,16 @@ impl Objects {
         // A filter by a field other than the id reads every object its id filter lets
         // through, and narrows them here: the stores key objects by id only.
         if let Plan::List(w) = plan
-            && !w.by.is_empty()
+            && w.narrowed()
         {
             let all = Plan::List(Window {
                 ids: w.ids.clone(),
                 ..Window::all()
             });
             return Ok(match self.store(coll, id, &all, seed).await? {
-                Outcome::Listed { items, .. } => apistend_answers::objects::narrow(items, w),
+                Outcome::Listed { items, .. } => {
+                    apistend_answers::objects::narrow(items, w, &id.field)
+                }
                 other => other,
             });
         }

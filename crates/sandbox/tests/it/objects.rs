@@ -479,6 +479,81 @@ async fn ymarket_offers(p: &Pair) {
     assert_eq!((status, &v["status"]), (400, &json!("ERROR")), "{v}");
 }
 
+/// WB: cards uploaded (each variant a card with its `nmID`) are listed as WB pages them, by
+/// the last card's `nmID` until a page is shorter than its limit; `textSearch` finds one by its
+/// `vendorCode`.
+async fn wb_cards(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, path: &str| format!("{base}/wb/content-api/content/v2{path}");
+    let variants = |codes: &[&str]| -> Vec<Value> {
+        codes
+            .iter()
+            .map(|v| json!({"vendorCode": v, "title": format!("Card {v}"), "brand": "APIStend"}))
+            .collect()
+    };
+    let body = json!([
+        {"subjectID": 105, "variants": variants(&["v1", "v2", "v3"])},
+        {"subjectID": 105, "variants": variants(&["v4", "v5"])}
+    ]);
+    let (status, v) = send(
+        c.post(at(p.write(), "/cards/upload"))
+            .header("Authorization", p.key())
+            .json(&body),
+    )
+    .await;
+    assert_eq!((status, &v["error"]), (200, &json!(false)), "{v}");
+    let list = |base: &str, cursor: Value, filter: Value| {
+        c.post(at(base, "/get/cards/list"))
+            .header("Authorization", p.key())
+            .json(&json!({"settings": {"cursor": cursor, "filter": filter}}))
+    };
+    let mut cursor = json!({"limit": 2});
+    let (mut codes, mut pages) = (Vec::new(), 0);
+    loop {
+        let (status, v) = send(list(p.read(), cursor.clone(), json!({"withPhoto": -1}))).await;
+        assert_eq!(status, 200, "{v}");
+        pages += 1;
+        let cards = v["cards"].as_array().unwrap();
+        assert_eq!(v["cursor"]["total"], cards.len(), "{v}");
+        codes.extend(
+            cards
+                .iter()
+                .map(|c| c["vendorCode"].as_str().unwrap().to_owned()),
+        );
+        if cards.len() < 2 {
+            break;
+        }
+        assert_eq!(
+            v["cursor"]["nmID"], cards[1]["nmID"],
+            "the last card's: {v}"
+        );
+        cursor =
+            json!({"limit": 2, "nmID": v["cursor"]["nmID"], "updatedAt": v["cursor"]["updatedAt"]});
+        assert!(pages < 10, "the list ends");
+    }
+    // The example's card the sandbox starts with, then the five: four pages, the last empty.
+    assert_eq!(pages, 4, "{codes:?}");
+    assert_eq!(codes[1..], ["v1", "v2", "v3", "v4", "v5"]);
+    let (_, v) = send(list(
+        p.read(),
+        json!({"limit": 100}),
+        json!({"textSearch": "v4"}),
+    ))
+    .await;
+    let cards = v["cards"].as_array().unwrap();
+    assert_eq!(cards.len(), 1, "{v}");
+    assert_eq!(
+        (&cards[0]["vendorCode"], &cards[0]["title"]),
+        (&json!("v4"), &json!("Card v4"))
+    );
+    assert!(cards[0]["nmID"].as_u64().unwrap() > 12_345_678, "{v}");
+}
+
+#[tokio::test]
+async fn wb_keeps_the_cards_it_is_sent() {
+    wb_cards(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn ymarket_keeps_its_offers() {
     ymarket_offers(&Pair::memory(|c| c).await).await;
@@ -515,6 +590,7 @@ async fn two_instances_on_one_redis_read_what_the_other_wrote() {
     bitrix24(&p).await;
     moysklad(&p).await;
     wb_stocks(&p).await;
+    wb_cards(&p).await;
     ymarket_offers(&p).await;
 }
 
