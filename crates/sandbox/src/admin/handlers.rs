@@ -323,7 +323,17 @@ pub(super) async fn put_settings(
         validation: b.validation,
         validation_by_service: b.validation_by_service,
         object_time: b.object_time.and_then(|t| i64::try_from(t).ok()),
-        jobs: b.jobs,
+        jobs: b
+            .jobs
+            .into_iter()
+            .map(|(k, j)| {
+                let r = crate::tenants::JobRecord {
+                    ms: j.ms,
+                    fails: j.fails,
+                };
+                (k, r)
+            })
+            .collect(),
     };
     settings
         .validate(state.limits.max_delay_ms)
@@ -384,7 +394,7 @@ pub(super) async fn put_settings(
 }
 
 /// Every collection of jobs of the catalog, as `service/collection`.
-fn job_collections(catalog: &apistend_catalog::Catalog) -> Vec<String> {
+pub(super) fn job_collections(catalog: &apistend_catalog::Catalog) -> Vec<String> {
     catalog
         .services()
         .iter()

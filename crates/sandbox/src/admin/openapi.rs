@@ -80,6 +80,7 @@ pub(crate) fn document_for(catalog: &Catalog, max_delay_ms: u64) -> String {
     settings["latency_ms"]["maximum"] = json!(max_delay_ms);
     settings["bucket_scope"]["propertyNames"] = json!({"enum": services});
     settings["validation_by_service"]["propertyNames"] = json!({"enum": services});
+    settings["jobs"]["propertyNames"] = json!({"enum": super::handlers::job_collections(catalog)});
     let plans: serde_json::Map<String, Value> = catalog
         .services()
         .iter()

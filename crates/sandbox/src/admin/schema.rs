@@ -292,7 +292,20 @@ pub(super) struct SettingsBody {
     /// `service/collection` of a job collection → how long its jobs take (`ms`) and whether
     /// they fail (`fails`): `{"ozon/import_tasks": {"ms": 500, "fails": true}}`.
     #[serde(default)]
-    pub(super) jobs: std::collections::BTreeMap<String, crate::tenants::JobRecord>,
+    pub(super) jobs: std::collections::BTreeMap<String, JobBody>,
+}
+
+/// How a sandbox's jobs of one collection go.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JobBody {
+    /// How long each takes, in milliseconds, instead of its definition's time (at most a day).
+    #[serde(default, deserialize_with = "whole::option")]
+    #[schema(minimum = 0, maximum = 86_400_000_u64)]
+    pub(super) ms: Option<u64>,
+    /// Whether each fails (a request's `X-Mock-Job` chooses for the job it starts).
+    #[serde(default)]
+    pub(super) fails: bool,
 }
 
 /// A scenario drawn for requests that name none: with `probability`, reproducibly from `seed`.
