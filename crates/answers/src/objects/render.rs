@@ -83,8 +83,13 @@ pub fn render(
                 out = whole;
             }
             for (to, from) in &action.fields {
-                if let (Some(v), Value::Object(m)) = (o.get(from), &mut out) {
-                    m.insert(to.clone(), v.clone());
+                match (o.get(from), &mut out) {
+                    // A pointer: a field inside the item (Ozon's `/stocks/0/present`).
+                    (Some(v), out) if to.starts_with('/') => pointer::set(out, to, v.clone()),
+                    (Some(v), Value::Object(m)) => {
+                        m.insert(to.clone(), v.clone());
+                    }
+                    _ => {}
                 }
             }
             if let (true, Some(at)) = (created, &action.index) {

@@ -182,8 +182,9 @@ pub struct Action {
     /// (Ozon's `"/filter/offer_id" = "offer_id"`); a value there is one value or a list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub filter_by: BTreeMap<String, String>,
-    /// Fields of the answer's items that show another field of the object: answer field →
-    /// object field (Ozon's product list shows the product's `id` as `product_id`).
+    /// Fields of the answer's items that show another field of the object: answer field (or a
+    /// JSON pointer into the item) → object field (Ozon's product list shows the product's `id`
+    /// as `product_id`; its stocks show `stock` at `/stocks/0/present`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
     /// A create of a job that also writes objects of another collection (`model/job.rs`).

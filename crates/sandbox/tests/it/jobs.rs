@@ -195,6 +195,46 @@ async fn ozon(p: &Pair) {
     );
     assert_eq!(v["items"][0]["price"], "250");
 
+    // Stocks written, read back as the offer's FBS stock, two a page.
+    let stocks: Vec<Value> = (0..3)
+        .map(|i| json!({"offer_id": format!("offer-{i}"), "product_id": product, "stock": 10 + i, "warehouse_id": 22}))
+        .collect();
+    let (status, v) = send(post(
+        p.write(),
+        "/v2/products/stocks",
+        json!({ "stocks": stocks }),
+    ))
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"][2]["offer_id"], "offer-2", "{v}");
+    assert_eq!(v["result"][2]["updated"], true, "{v}");
+    let (_, v) = send(post(p.read(), "/v4/product/info/stocks", json!({"filter": {"offer_id": ["offer-1"], "visibility": "ALL"}, "cursor": "", "limit": 10}))).await;
+    assert_eq!(v["items"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        (
+            &v["items"][0]["stocks"][0]["type"],
+            &v["items"][0]["stocks"][0]["present"]
+        ),
+        (&json!("fbs"), &json!(11)),
+        "{v}"
+    );
+    let (_, v) = send(post(
+        p.read(),
+        "/v4/product/info/stocks",
+        json!({"filter": {"visibility": "ALL"}, "cursor": "", "limit": 2}),
+    ))
+    .await;
+    assert_eq!(v["total"], 3, "{v}");
+    let next = v["cursor"].as_str().unwrap().to_owned();
+    let (_, v) = send(post(
+        p.read(),
+        "/v4/product/info/stocks",
+        json!({"filter": {"visibility": "ALL"}, "cursor": next, "limit": 2}),
+    ))
+    .await;
+    assert_eq!(v["items"][0]["offer_id"], "offer-2", "{v}");
+    assert_eq!(v["cursor"], "", "the last page: {v}");
+
     // A job of no time is done at once; an unknown task is Ozon's not found.
     settings(p, json!({"jobs": {"ozon/import_tasks": {"ms": 0}}})).await;
     let (_, v) = send(post(
