@@ -141,8 +141,7 @@ pub(super) async fn delete_one(
 ) -> Result<StatusCode, ApiError> {
     let gone = removed(state.tenants.delete(&id), || format!("no sandbox {id:?}"))?;
     // Its objects go with it (a sandbox made later never has its id).
-    let none = crate::objects::Export::new();
-    if let Err(e) = state.objects.replace(&id, &none, &|_, _| None).await {
+    if let Err(e) = state.objects.forget(&id).await {
         tracing::warn!(sandbox = %id, error = %e, "the objects of a deleted sandbox stay");
     }
     Ok(gone)

@@ -25,6 +25,19 @@ struct Held {
     colls: BTreeMap<(String, String), Collection>,
     objects: u64,
     bytes: u64,
+    /// The next sequential id of each collection reset since: a reset collection starts
+    /// again with its examples, but no id is given twice.
+    marks: BTreeMap<(String, String), u64>,
+}
+
+impl Held {
+    /// `c`, seeded as the collection `key`, continuing after the ids it gave before a reset.
+    fn continued(&self, key: &(String, String), mut c: Collection) -> Collection {
+        if let Some(m) = self.marks.get(key) {
+            c.next_id = c.next_id.max(*m);
+        }
+        c
+    }
 }
 
 /// One collection: objects by id, and their order of creation.
@@ -135,7 +148,7 @@ impl MemoryObjects {
         let held = all.entry(coll.sandbox.to_owned()).or_default();
         let key = (coll.service.to_owned(), coll.name.to_owned());
         if !held.colls.contains_key(&key) {
-            let c = Collection::seeded(id, seed());
+            let c = held.continued(&key, Collection::seeded(id, seed()));
             held.objects += c.items.len() as u64;
             held.bytes += c.items.values().map(|(_, o)| size(o)).sum::<u64>();
             held.colls.insert(key.clone(), c);
@@ -242,28 +255,41 @@ impl MemoryObjects {
         data: &Export,
         ids: &(dyn Fn(&str, &str) -> Option<IdStyle> + Sync),
     ) -> Result<(), ObjectsError> {
+        let mut all = self
+            .sandboxes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // What the sandbox's collections gave so far is kept: their ids are not given again.
         let mut held = Held::default();
+        if let Some(old) = all.get(sandbox) {
+            held.marks.clone_from(&old.marks);
+            for (key, c) in &old.colls {
+                let m = held.marks.entry(key.clone()).or_default();
+                *m = (*m).max(c.next_id);
+            }
+        }
         for (service, colls) in data {
             for (name, items) in colls {
                 let Some(id) = ids(service, name) else {
                     continue;
                 };
-                let c = Collection::seeded(&id, items.clone());
+                let key = (service.clone(), name.clone());
+                let c = held.continued(&key, Collection::seeded(&id, items.clone()));
                 held.objects += c.items.len() as u64;
                 held.bytes += c.items.values().map(|(_, o)| size(o)).sum::<u64>();
-                held.colls.insert((service.clone(), name.clone()), c);
+                held.colls.insert(key, c);
             }
         }
         self.bounds.check(held.objects, held.bytes)?;
-        let mut all = self
-            .sandboxes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if data.is_empty() {
-            all.remove(sandbox);
-        } else {
-            all.insert(sandbox.to_owned(), held);
-        }
+        all.insert(sandbox.to_owned(), held);
         Ok(())
+    }
+
+    /// Drops everything of `sandbox` (deleted), its marks too.
+    pub(super) fn forget(&self, sandbox: &str) {
+        self.sandboxes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(sandbox);
     }
 }

@@ -117,9 +117,23 @@ impl Objects {
             .collect())
     }
 
+    /// Drops every object of `sandbox`, a deleted sandbox, and what its collections gave.
+    ///
+    /// # Errors
+    /// When Redis does not answer.
+    pub(crate) async fn forget(&self, sandbox: &str) -> Result<(), ObjectsError> {
+        match self {
+            Self::Memory(m) => {
+                m.forget(sandbox);
+                Ok(())
+            }
+            Self::Redis(r) => r.forget(sandbox).await,
+        }
+    }
+
     /// Replaces every object of `sandbox` with `data`, at once: a collection `data` names holds
     /// exactly its objects (an empty list: none), every other one starts again with its
-    /// examples when next touched.
+    /// examples when next touched; no collection gives an id it gave before.
     ///
     /// # Errors
     /// Over the bounds (nothing changed), or when Redis does not answer.

@@ -8,6 +8,9 @@ local op = ARGV[1]
 local coll = ARGV[2]
 local held = p .. ':held'
 local colls = p .. ':colls'
+-- The next sequential id of each collection ever touched: kept through a reset, so that no id
+-- is given twice.
+local marks = p .. ':marks'
 local function k(c, what) return p .. ':c:' .. c .. ':' .. what end
 local items, order, meta = k(coll, 'items'), k(coll, 'order'), k(coll, 'meta')
 
@@ -37,8 +40,11 @@ local function drop(c)
   redis.call('DEL', k(c, 'items'), k(c, 'order'), k(c, 'meta'))
 end
 
--- Starts collection c at sequential id next with the (id, json) pairs of ARGV[from..to].
+-- Starts collection c at sequential id next (or after the ids it gave before) with the
+-- (id, json) pairs of ARGV[from..to].
 local function seed(c, next, from, to)
+  local mark = tonumber(redis.call('HGET', marks, c) or '0')
+  if mark > tonumber(next) then next = mark end
   redis.call('HSET', k(c, 'meta'), 'next_id', next, 'next_at', 0)
   redis.call('SADD', colls, c)
   local n, bytes = 0, 0
@@ -61,9 +67,23 @@ if op == 'export' then
   return out
 end
 
+if op == 'forget' then
+  -- A deleted sandbox: every key of it.
+  for _, c in ipairs(redis.call('SMEMBERS', colls)) do drop(c) end
+  redis.call('DEL', colls, held, marks)
+  return 'ok'
+end
+
 if op == 'replace' then
   -- ARGV from 3: (collection, next id, n, then n (id, json) pairs) repeated.
-  for _, c in ipairs(redis.call('SMEMBERS', colls)) do drop(c) end
+  for _, c in ipairs(redis.call('SMEMBERS', colls)) do
+    local next = redis.call('HGET', k(c, 'meta'), 'next_id')
+    if next then
+      local mark = tonumber(redis.call('HGET', marks, c) or '0')
+      if tonumber(next) > mark then redis.call('HSET', marks, c, next) end
+    end
+    drop(c)
+  end
   redis.call('DEL', colls, held)
   local i = 3
   while i <= #ARGV do

@@ -24,6 +24,10 @@ pub(crate) struct RedisObjects {
     conn: Conn,
     script: redis::Script,
     bounds: Bounds,
+    /// The next sequential id of each collection (sandbox, `service/collection`) this
+    /// instance made or seeded: a Redis that comes back empty has lost its own, and a
+    /// collection seeded again continues after these, so that no id is given twice.
+    marks: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
 }
 
 /// The collection a call is about.
@@ -73,6 +77,7 @@ impl RedisObjects {
             conn,
             script: redis::Script::new(SCRIPT),
             bounds,
+            marks: std::sync::Mutex::default(),
         }
     }
 
@@ -124,12 +129,24 @@ impl RedisObjects {
         let name = format!("{}/{}", coll.service, coll.name);
         for _ in 0..TRIES {
             match self.step(coll.sandbox, &name, id, plan).await? {
-                Step::Done(o) => return Ok(o),
+                Step::Done(o) => {
+                    if let Outcome::Created(made) = &o {
+                        self.mark(coll.sandbox, &name, id, made);
+                    }
+                    return Ok(o);
+                }
                 Step::Again => {}
                 Step::Seed => {
                     let first = seed();
                     let mut args = vec!["seed".into(), name.clone()];
-                    args.push(first_after(id, &first).to_string());
+                    let known = self
+                        .marks
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get(&(coll.sandbox.to_owned(), name.clone()))
+                        .copied()
+                        .unwrap_or(0);
+                    args.push(first_after(id, &first).max(known).to_string());
                     for o in &first {
                         if let Some(k) = key_of(id, o) {
                             args.push(k);
@@ -143,6 +160,19 @@ impl RedisObjects {
         Err(unavailable(
             "the objects kept changing under this change; try again",
         ))
+    }
+
+    /// Notes the ids `made` gave in `sandbox`'s collection `name`.
+    fn mark(&self, sandbox: &str, name: &str, id: &IdStyle, made: &[Value]) {
+        let next = first_after(id, made);
+        let mut marks = self
+            .marks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let m = marks
+            .entry((sandbox.to_owned(), name.to_owned()))
+            .or_default();
+        *m = (*m).max(next);
     }
 
     /// One call of the script for `plan` on the collection `name` (`service/collection`).
@@ -372,6 +402,16 @@ impl RedisObjects {
                 .insert(coll.to_owned(), items);
         }
         Ok(out)
+    }
+
+    pub(super) async fn forget(&self, sandbox: &str) -> Result<(), ObjectsError> {
+        self.marks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|(s, _), _| s != sandbox);
+        self.call(sandbox, &["forget".into(), String::new()])
+            .await
+            .map(drop)
     }
 
     pub(super) async fn replace(

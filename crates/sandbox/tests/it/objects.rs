@@ -951,13 +951,14 @@ async fn a_redis_that_goes_away_and_comes_back_empty() {
     let c = support::client();
     let auth = format!("Bearer {}", p.key());
     let leads = format!("{}/amocrm/api/v4/leads", p.write());
-    let (status, _) = send(
+    let (status, v) = send(
         c.post(&leads)
             .header("Authorization", &auth)
             .json(&json!([{"name": "kept"}])),
     )
     .await;
     assert_eq!(status, 200);
+    let before = v["_embedded"]["leads"][0]["id"].as_u64().unwrap();
     redis.stop();
     let r = c
         .get(&leads)
@@ -993,6 +994,57 @@ async fn a_redis_that_goes_away_and_comes_back_empty() {
         .map(|l| l["name"].as_str().unwrap())
         .collect();
     assert_eq!(names.len(), 2, "the examples again: {names:?}");
+    // Lost objects, but not the ids given: the instance that gave them goes on after them.
+    let (_, v) = send(
+        c.post(&leads)
+            .header("Authorization", &auth)
+            .json(&json!([{"name": "after"}])),
+    )
+    .await;
+    let after = v["_embedded"]["leads"][0]["id"].as_u64().unwrap();
+    assert!(after > before, "{after} after {before}: no id given twice");
+}
+
+/// A reset collection starts again with its examples, but gives none of the ids it gave
+/// before; a deleted sandbox takes its objects with it. In memory and on Redis.
+async fn reset_gives_no_id_twice(p: &Pair) {
+    let c = support::client();
+    let auth = format!("Bearer {}", p.key());
+    let leads = format!("{}/amocrm/api/v4/leads", p.write());
+    let create = || {
+        c.post(&leads)
+            .header("Authorization", &auth)
+            .json(&json!([{"name": "a"}, {"name": "b"}]))
+    };
+    let (_, v) = send(create()).await;
+    let last = v["_embedded"]["leads"][1]["id"].as_u64().unwrap();
+    let id = demo_id(&c, p.write()).await;
+    let objects = format!("{}/api/v1/sandboxes/{id}/objects", p.write());
+    let r = c.delete(&objects).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    let (_, v) = send(c.get(&objects).bearer_auth(TOKEN)).await;
+    assert_eq!(v, json!({}), "reset: {v}");
+    let (_, v) = send(create()).await;
+    let first = v["_embedded"]["leads"][0]["id"].as_u64().unwrap();
+    assert!(first > last, "{first} after {last}: no id given twice");
+    let (_, v) = send(c.get(format!("{objects}/counts")).bearer_auth(TOKEN)).await;
+    assert_eq!(
+        v["amocrm/leads"], 4,
+        "the examples again, and the two new: {v}"
+    );
+}
+
+#[tokio::test]
+async fn a_reset_gives_no_id_twice() {
+    reset_gives_no_id_twice(&Pair::memory(|c| c).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_gives_no_id_twice_on_redis() {
+    let Some(redis) = RedisServer::start("a_reset_gives_no_id_twice_on_redis") else {
+        return;
+    };
+    reset_gives_no_id_twice(&Pair::redis(&redis.url(), |c| c).await).await;
 }
 
 /// A sandbox that fixes its objects' time stamps them all alike: repeatable answers.
