@@ -115,15 +115,19 @@ pub fn plan(
         }
         ActionKind::List => Plan::List(window(action, op, call, &doc)?),
         ActionKind::Upsert => {
-            let field = &resource.id.field;
             let mut objects = Vec::new();
-            for mut o in input_objects(action, &doc)? {
-                let id = o
-                    .get(field)
-                    .and_then(text)
-                    .ok_or_else(|| bad(format!("every item names its {field}")))?;
-                stamp::apply(resource, &mut o, now, true);
-                objects.push((id, o));
+            for o in input_objects(action, &doc)? {
+                let mut o = Value::Object(o);
+                let id = resource
+                    .id
+                    .key(&o)
+                    .ok_or_else(|| bad(format!("every item names its {}", resource.id.names())))?;
+                if let Value::Object(m) = &mut o {
+                    stamp::apply(resource, m, now, true);
+                }
+                if let Value::Object(m) = o {
+                    objects.push((id, m));
+                }
             }
             Plan::Upsert(objects)
         }

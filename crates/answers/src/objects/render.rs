@@ -75,7 +75,29 @@ pub fn render(
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            let mut out = object(resource, action.render, &template, o, place);
+            // A field shown elsewhere is not shown under its own name where the answer has a
+            // field of another kind there (Ozon's stored `price`, a string, is the answer's
+            // `/price/price`, not its `price` object).
+            let own = if action.fields.is_empty() {
+                std::borrow::Cow::Borrowed(o)
+            } else {
+                let mut c = o.clone();
+                if let Value::Object(m) = &mut c {
+                    for from in action.fields.values() {
+                        let clash = match (item.get(from), m.get(from)) {
+                            (Some(t), Some(v)) => {
+                                std::mem::discriminant(t) != std::mem::discriminant(v)
+                            }
+                            _ => false,
+                        };
+                        if clash {
+                            m.remove(from);
+                        }
+                    }
+                }
+                std::borrow::Cow::Owned(c)
+            };
+            let mut out = object(resource, action.render, &template, &own, place);
             super::job::hide(o, &mut out);
             if let Some(p) = &action.item_at {
                 let mut whole = item.clone();
@@ -84,8 +106,12 @@ pub fn render(
             }
             for (to, from) in &action.fields {
                 match (o.get(from), &mut out) {
-                    // A pointer: a field inside the item (Ozon's `/stocks/0/present`).
-                    (Some(v), out) if to.starts_with('/') => pointer::set(out, to, v.clone()),
+                    // A pointer: a field inside the item (Ozon's `/stocks/0/present`), of the
+                    // type the answer documents there (Ozon's prices are sent as strings and
+                    // answered as numbers).
+                    (Some(v), out) if to.starts_with('/') => {
+                        pointer::set(out, to, typed_as(item.pointer(to), v));
+                    }
                     (Some(v), Value::Object(m)) => {
                         m.insert(to.clone(), v.clone());
                     }
@@ -258,6 +284,18 @@ fn object(
         pointer::set(&mut out, at, Value::String(href));
     }
     out
+}
+
+/// `v` as the type of `like` (the template's value) where it is a number and `v` the text of
+/// one; else `v`.
+fn typed_as(like: Option<&Value>, v: &Value) -> Value {
+    match (like, v) {
+        (Some(Value::Number(_)), Value::String(s)) => s
+            .trim()
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| v.clone(), Value::Number),
+        _ => v.clone(),
+    }
 }
 
 /// `over` written over `under`: objects member by member, anything else replaced.

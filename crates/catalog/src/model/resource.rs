@@ -62,6 +62,31 @@ pub struct IdStyle {
     /// Whether the id is the store's own, never shown (Apify's dataset items have none).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
+    /// For given ids: the field that names an object the client wrote without `field` (Ozon's
+    /// prices and stocks, by `product_id` or else `offer_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub or: Option<String>,
+}
+
+impl IdStyle {
+    /// The id of `object` as a store keys it: the text of its `field` (a string, not empty, or
+    /// a number), else of its `or` field.
+    pub fn key(&self, object: &serde_json::Value) -> Option<String> {
+        let text = |f: &str| match object.get(f)? {
+            serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        text(&self.field).or_else(|| text(self.or.as_deref()?))
+    }
+
+    /// What names an object: its `field`, or `field` or `or`.
+    pub fn names(&self) -> String {
+        match &self.or {
+            Some(or) => format!("{} or {or}", self.field),
+            None => self.field.clone(),
+        }
+    }
 }
 
 fn one() -> u64 {

@@ -3,13 +3,9 @@
 use apistend_catalog::{IdKind, IdStyle};
 use serde_json::{Map, Value};
 
-/// An object's id as the store keys it (the text of a number or a string).
+/// An object's id as the store keys it ([`IdStyle::key`]).
 pub(super) fn key_of(id: &IdStyle, object: &Value) -> Option<String> {
-    match object.get(&id.field)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    id.key(object)
 }
 
 /// The first sequential id after the objects a collection starts with.

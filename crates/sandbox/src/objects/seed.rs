@@ -82,7 +82,7 @@ pub(crate) fn check(catalog: &Catalog, doc: &Value) -> Result<Export, String> {
                 let Some(key) = key_of(&r.id, item) else {
                     return Err(format!(
                         "{at}.{}: missing (a string or a number)",
-                        r.id.field
+                        r.id.names()
                     ));
                 };
                 match at_of.get(&key).and_then(|&j| kept.get_mut(j)) {

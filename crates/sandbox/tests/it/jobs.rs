@@ -89,6 +89,12 @@ async fn ozon(p: &Pair) {
     assert_eq!(result["items"][2]["offer_id"], "offer-2");
     assert_eq!(result["items"][2]["errors"], json!([]));
     let product = result["items"][2]["product_id"].as_u64().unwrap();
+    let products: Vec<u64> = result["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["product_id"].as_u64().unwrap())
+        .collect();
     finish(p, p.read()).await;
     let (_, v) = send(info(p.read())).await;
     assert!(
@@ -195,10 +201,30 @@ async fn ozon(p: &Pair) {
     );
     assert_eq!(v["items"][0]["price"], "250");
 
-    // Stocks written, read back as the offer's FBS stock, two a page.
+    // Stocks written, read back as the product's FBS stock, two a page; prices as numbers.
     let stocks: Vec<Value> = (0..3)
-        .map(|i| json!({"offer_id": format!("offer-{i}"), "product_id": product, "stock": 10 + i, "warehouse_id": 22}))
+        .map(|i| json!({"offer_id": format!("offer-{i}"), "product_id": products[i], "stock": 10 + i, "warehouse_id": 22}))
         .collect();
+    let prices = json!({"prices": [{"offer_id": "offer-0", "price": "1490", "old_price": "1990", "currency_code": "RUB"}, {"product_id": products[1], "price": "99.5"}]});
+    let (status, v) = send(post(p.write(), "/v1/product/import/prices", prices)).await;
+    assert_eq!(
+        (status, &v["result"][0]["updated"]),
+        (200, &json!(true)),
+        "{v}"
+    );
+    let (_, v) = send(post(p.read(), "/v5/product/info/prices", json!({"filter": {"offer_id": ["offer-0"], "visibility": "ALL"}, "cursor": "", "limit": 10}))).await;
+    let price = &v["items"][0]["price"];
+    assert_eq!(
+        (
+            &price["price"],
+            &price["old_price"],
+            &price["currency_code"]
+        ),
+        (&json!(1490), &json!(1990), &json!("RUB")),
+        "{v}"
+    );
+    let (_, v) = send(post(p.read(), "/v5/product/info/prices", json!({"filter": {"product_id": [products[1].to_string()], "visibility": "ALL"}, "cursor": "", "limit": 10}))).await;
+    assert_eq!(v["items"][0]["price"]["price"], 99.5, "{v}");
     let (status, v) = send(post(
         p.write(),
         "/v2/products/stocks",
