@@ -6,6 +6,7 @@
 //! sandbox's: it applies a plan and says what came of it ([`Outcome`]).
 
 mod cursor;
+mod item;
 pub mod job;
 mod narrow;
 mod outcome;

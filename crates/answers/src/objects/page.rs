@@ -30,31 +30,8 @@ pub(super) fn write(
     let after = window.offset.saturating_add(shown as u64);
     let more = after < total;
     match paging {
-        Paging::Offset {
-            total: total_at,
-            limit_at,
-            offset_at,
-            next,
-            count,
-            ..
-        } => {
-            let set = |doc: &mut Value, at: &Option<String>, v: u64| {
-                if let Some(at) = at {
-                    pointer::set(doc, at, Value::from(v));
-                }
-            };
-            set(doc, total_at, total);
-            set(doc, limit_at, window.limit);
-            set(doc, offset_at, window.offset);
-            set(doc, count, shown as u64);
-            if let Some(next) = next {
-                if more {
-                    let href = url(place, &[("limit", window.limit), ("offset", after)]);
-                    pointer::set(doc, next, Value::String(href));
-                } else {
-                    pointer::remove(doc, next);
-                }
-            }
+        Paging::Offset { .. } => {
+            offset(paging, doc, page, place);
             None
         }
         Paging::Page {
@@ -101,27 +78,8 @@ pub(super) fn write(
             }
             None
         }
-        Paging::After {
-            next, also, count, ..
-        } => {
-            match page.last {
-                Some(last) => {
-                    let id = last.get(page.id_field).cloned().unwrap_or(Value::Null);
-                    pointer::set(doc, next, id);
-                    for (at, field) in also {
-                        let v = last.get(field).cloned().unwrap_or(Value::Null);
-                        pointer::set(doc, at, v);
-                    }
-                }
-                None => {
-                    for at in std::iter::once(next).chain(also.keys()) {
-                        pointer::remove(doc, at);
-                    }
-                }
-            }
-            if let Some(at) = count {
-                pointer::set(doc, at, Value::from(shown));
-            }
+        Paging::After { .. } => {
+            last_id(paging, doc, page);
             None
         }
         Paging::Start { next, total: t, .. } => {
@@ -134,6 +92,70 @@ pub(super) fn write(
             None
         }
         _ => None,
+    }
+}
+
+/// The `offset` style's fields: the total, limit, offset and count where the pointers say, and
+/// the next page's URL while there is one.
+fn offset(paging: &Paging, doc: &mut Value, page: &Page<'_>, place: &Place<'_>) {
+    let Paging::Offset {
+        total,
+        limit_at,
+        offset_at,
+        next,
+        count,
+        ..
+    } = paging
+    else {
+        return;
+    };
+    let w = page.window;
+    let set = |doc: &mut Value, at: &Option<String>, v: u64| {
+        if let Some(at) = at {
+            pointer::set(doc, at, Value::from(v));
+        }
+    };
+    set(doc, total, page.total);
+    set(doc, limit_at, w.limit);
+    set(doc, offset_at, w.offset);
+    set(doc, count, page.shown as u64);
+    if let Some(next) = next {
+        let after = w.offset.saturating_add(page.shown as u64);
+        if after < page.total {
+            let href = url(place, &[("limit", w.limit), ("offset", after)]);
+            pointer::set(doc, next, Value::String(href));
+        } else {
+            pointer::remove(doc, next);
+        }
+    }
+}
+
+/// The `after` style's fields: the page's last id and its other fields (none on an empty
+/// page), and the page's count.
+fn last_id(paging: &Paging, doc: &mut Value, page: &Page<'_>) {
+    let Paging::After {
+        next, also, count, ..
+    } = paging
+    else {
+        return;
+    };
+    match page.last {
+        Some(last) => {
+            let id = last.get(page.id_field).cloned().unwrap_or(Value::Null);
+            pointer::set(doc, next, id);
+            for (at, field) in also {
+                let v = last.get(field).cloned().unwrap_or(Value::Null);
+                pointer::set(doc, at, v);
+            }
+        }
+        None => {
+            for at in std::iter::once(next).chain(also.keys()) {
+                pointer::remove(doc, at);
+            }
+        }
+    }
+    if let Some(at) = count {
+        pointer::set(doc, at, Value::from(page.shown));
     }
 }
 

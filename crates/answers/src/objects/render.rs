@@ -1,9 +1,10 @@
 //! What the store did, written into the operation's own answer: its example is the template,
 //! whose fields fill what was never written.
 
-use apistend_catalog::{Action, ActionKind, IdKind, Render, Resource};
+use apistend_catalog::{Action, ActionKind, Render, Resource};
 use serde_json::{Map, Value};
 
+use super::item::merged;
 use super::outcome::Outcome;
 use super::place::Place;
 use super::plan::Plan;
@@ -51,73 +52,12 @@ pub fn render(
     let slot = doc.pointer(at);
     let list =
         action.action == ActionKind::List || items.len() > 1 || slot.is_some_and(Value::is_array);
-    let item = match slot {
-        Some(Value::Array(l)) => l.first().cloned(),
-        Some(v) => Some(v.clone()),
-        None => None,
-    }
-    .filter(Value::is_object)
-    .unwrap_or_else(|| Value::Object(Map::new()));
-    // The object's own template: the item, or its part at `item_at`.
-    let template = match &action.item_at {
-        Some(p) => item
-            .pointer(p)
-            .filter(|v| v.is_object())
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new())),
-        None => item.clone(),
-    };
-    let template = match (action.render, typical) {
-        (Render::Object, Some(t)) => merged(template, t),
-        _ => template,
-    };
+    let shape = super::item::Shape::new(action, slot, typical);
     let shown: Vec<Value> = items
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            // A field shown elsewhere is not shown under its own name where the answer has a
-            // field of another kind there (Ozon's stored `price`, a string, is the answer's
-            // `/price/price`, not its `price` object).
-            let own = if action.fields.is_empty() {
-                std::borrow::Cow::Borrowed(o)
-            } else {
-                let mut c = o.clone();
-                if let Value::Object(m) = &mut c {
-                    for from in action.fields.values() {
-                        let clash = match (item.get(from), m.get(from)) {
-                            (Some(t), Some(v)) => {
-                                std::mem::discriminant(t) != std::mem::discriminant(v)
-                            }
-                            _ => false,
-                        };
-                        if clash {
-                            m.remove(from);
-                        }
-                    }
-                }
-                std::borrow::Cow::Owned(c)
-            };
-            let mut out = object(resource, action.render, &template, &own, place);
-            super::job::hide(o, &mut out);
-            if let Some(p) = &action.item_at {
-                let mut whole = item.clone();
-                pointer::set(&mut whole, p, out);
-                out = whole;
-            }
-            for (to, from) in &action.fields {
-                match (o.get(from), &mut out) {
-                    // A pointer: a field inside the item (Ozon's `/stocks/0/present`), of the
-                    // type the answer documents there (Ozon's prices are sent as strings and
-                    // answered as numbers).
-                    (Some(v), out) if to.starts_with('/') => {
-                        pointer::set(out, to, typed_as(item.pointer(to), v));
-                    }
-                    (Some(v), Value::Object(m)) => {
-                        m.insert(to.clone(), v.clone());
-                    }
-                    _ => {}
-                }
-            }
+            let mut out = shape.show(resource, o, place);
             if let (true, Some(at)) = (created, &action.index) {
                 pointer::set(&mut out, at, Value::String(i.to_string()));
             }
@@ -233,92 +173,9 @@ fn missing(resource: &Resource, id: &str) -> Result<Success, Refusal> {
     })
 }
 
-/// One stored object as `render` writes it over `template`, with the resource's links.
-fn object(
-    resource: &Resource,
-    render: Render,
-    template: &Value,
-    stored: &Value,
-    place: &Place<'_>,
-) -> Value {
-    let id_field = resource.id.field.as_str();
-    let mut out = match render {
-        // A sequential id is answered as the number it is (Bitrix24's `crm.deal.add` answers
-        // `"result": 42` although its objects write `"ID": "42"`).
-        Render::Id => {
-            return match (resource.id.kind, stored.get(id_field)) {
-                (IdKind::Sequential, Some(Value::String(s))) => s
-                    .parse::<u64>()
-                    .map_or_else(|_| Value::String(s.clone()), Value::from),
-                (_, v) => v.cloned().unwrap_or(Value::Null),
-            };
-        }
-        Render::Shown => {
-            let mut out = template.clone();
-            if let (Value::Object(o), Value::Object(s)) = (&mut out, stored) {
-                for (k, v) in o.iter_mut() {
-                    if let Some(sv) = s.get(k) {
-                        *v = sv.clone();
-                    }
-                }
-            }
-            out
-        }
-        Render::Stored => stored.clone(),
-        _ => merged(template.clone(), stored),
-    };
-    let id = match stored.get(id_field) {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    };
-    if let (true, Value::Object(o)) = (resource.id.hidden, &mut out) {
-        o.remove(id_field);
-    }
-    for (at, link) in &resource.links {
-        let first = at.split('/').nth(1).unwrap_or("");
-        if render == Render::Shown && out.get(first).is_none() {
-            continue;
-        }
-        let href = link.replace("{base}", place.base).replace("{id}", &id);
-        pointer::set(&mut out, at, Value::String(href));
-    }
-    out
-}
-
-/// `v` as the type of `like` (the template's value) where it is a number and `v` the text of
-/// one; else `v`.
-fn typed_as(like: Option<&Value>, v: &Value) -> Value {
-    match (like, v) {
-        (Some(Value::Number(_)), Value::String(s)) => s
-            .trim()
-            .parse::<serde_json::Number>()
-            .map_or_else(|_| v.clone(), Value::Number),
-        _ => v.clone(),
-    }
-}
-
-/// `over` written over `under`: objects member by member, anything else replaced.
-fn merged(under: Value, over: &Value) -> Value {
-    match (under, over) {
-        (Value::Object(mut u), Value::Object(o)) => {
-            for (k, v) in o {
-                match u.get_mut(k) {
-                    Some(slot) => *slot = merged(std::mem::take(slot), v),
-                    None => {
-                        u.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            Value::Object(u)
-        }
-        (_, over) => over.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::item::merged;
     use serde_json::json;
 
     #[test]

@@ -355,20 +355,7 @@ pub(super) async fn put_settings(
             return Err(ApiError::Unprocessable(format!("{field}: {e}")));
         }
     }
-    for name in settings.jobs.keys() {
-        let found = name.split_once('/').and_then(|(sid, coll)| {
-            let svc = state.catalog.service(state.catalog.service_id(sid).ok()?)?;
-            svc.resources
-                .iter()
-                .find(|r| r.name == coll && r.job.is_some())
-        });
-        if found.is_none() {
-            return Err(ApiError::Unprocessable(format!(
-                "jobs.{name}: no collection of jobs of that name (SERVICE/COLLECTION: {})",
-                job_collections(&state.catalog).join(", ")
-            )));
-        }
-    }
+    check_jobs(&state.catalog, &settings)?;
     for (sid, plan) in &settings.plans {
         let svc = match state.catalog.service_id(sid) {
             Ok(id) => state.catalog.service(id),
@@ -390,6 +377,21 @@ pub(super) async fn put_settings(
     }
     state.tenants.set_settings(&id, settings.clone())?;
     Ok(Json(settings))
+}
+
+/// Every collection `settings.jobs` names is one of jobs of the catalog.
+fn check_jobs(
+    catalog: &apistend_catalog::Catalog,
+    settings: &crate::tenants::SettingsRecord,
+) -> Result<(), ApiError> {
+    let known = job_collections(catalog);
+    match settings.jobs.keys().find(|name| !known.contains(name)) {
+        Some(name) => Err(ApiError::Unprocessable(format!(
+            "jobs.{name}: no collection of jobs of that name (SERVICE/COLLECTION: {})",
+            known.join(", ")
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Every collection of jobs of the catalog, as `service/collection`.

@@ -1,0 +1,192 @@
+//! The shape of one item of an answer: the operation's own item (its example) as the template
+//! of each object shown there, and what a definition asks beyond the object's own fields
+//! (`item_at`, `fields`), for `render.rs`.
+
+use std::borrow::Cow;
+
+use apistend_catalog::{Action, IdKind, Render, Resource};
+use serde_json::{Map, Value};
+
+use super::place::Place;
+use super::pointer;
+
+/// The template of the items of one answer.
+pub(super) struct Shape<'a> {
+    action: &'a Action,
+    /// The object's own template: the answer's item, or its part at `item_at`, with the
+    /// collection's typical object under it for a whole object.
+    template: Value,
+    /// The whole item, when the object is only a part of it (`item_at`).
+    whole: Option<Value>,
+}
+
+impl<'a> Shape<'a> {
+    /// The shape of the items at `slot` (the answer's value at the action's `at`: a list's
+    /// first item, or the one item); `typical` is the object the collection starts with.
+    pub(super) fn new(action: &'a Action, slot: Option<&Value>, typical: Option<&Value>) -> Self {
+        let item = match slot {
+            Some(Value::Array(l)) => l.first().cloned(),
+            Some(v) => Some(v.clone()),
+            None => None,
+        }
+        .filter(Value::is_object)
+        .unwrap_or_else(|| Value::Object(Map::new()));
+        let (template, whole) = match &action.item_at {
+            Some(p) => (
+                item.pointer(p)
+                    .filter(|v| v.is_object())
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+                Some(item),
+            ),
+            None => (item, None),
+        };
+        let template = match (action.render, typical) {
+            (Render::Object, Some(t)) => merged(template, t),
+            _ => template,
+        };
+        Self {
+            action,
+            template,
+            whole,
+        }
+    }
+
+    /// What the answer's item holds, by which a field's kind and type are judged.
+    fn item(&self) -> &Value {
+        self.whole.as_ref().unwrap_or(&self.template)
+    }
+
+    /// The stored object `o` of `resource` as an item of the answer.
+    pub(super) fn show(&self, resource: &Resource, o: &Value, place: &Place<'_>) -> Value {
+        let action = self.action;
+        let own = self.own(o);
+        let mut out = object(resource, action.render, &self.template, &own, place);
+        super::job::hide(o, &mut out);
+        if let (Some(p), Some(whole)) = (&action.item_at, &self.whole) {
+            let mut wrapped = whole.clone();
+            pointer::set(&mut wrapped, p, out);
+            out = wrapped;
+        }
+        for (to, from) in &action.fields {
+            match (o.get(from), &mut out) {
+                // A pointer: a field inside the item (Ozon's `/stocks/0/present`), of the type
+                // the answer documents there (Ozon's prices are sent as strings and answered as
+                // numbers).
+                (Some(v), out) if to.starts_with('/') => {
+                    pointer::set(out, to, typed_as(self.item().pointer(to), v));
+                }
+                (Some(v), Value::Object(m)) => {
+                    m.insert(to.clone(), v.clone());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// `o` without the fields shown elsewhere (`fields`) where the answer has a field of
+    /// another kind under their own name (Ozon's stored `price`, a string, is the answer's
+    /// `/price/price`, not its `price` object).
+    fn own<'o>(&self, o: &'o Value) -> Cow<'o, Value> {
+        if self.action.fields.is_empty() {
+            return Cow::Borrowed(o);
+        }
+        let mut c = o.clone();
+        if let Value::Object(m) = &mut c {
+            for from in self.action.fields.values() {
+                let clash = match (self.item().get(from), m.get(from)) {
+                    (Some(t), Some(v)) => std::mem::discriminant(t) != std::mem::discriminant(v),
+                    _ => false,
+                };
+                if clash {
+                    m.remove(from);
+                }
+            }
+        }
+        Cow::Owned(c)
+    }
+}
+
+/// `v` as the type of `like` (the template's value) where it is a number and `v` the text of
+/// one; else `v`.
+fn typed_as(like: Option<&Value>, v: &Value) -> Value {
+    match (like, v) {
+        (Some(Value::Number(_)), Value::String(s)) => s
+            .trim()
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| v.clone(), Value::Number),
+        _ => v.clone(),
+    }
+}
+
+/// One stored object as `render` writes it over `template`, with the resource's links.
+fn object(
+    resource: &Resource,
+    render: Render,
+    template: &Value,
+    stored: &Value,
+    place: &Place<'_>,
+) -> Value {
+    let id_field = resource.id.field.as_str();
+    let mut out = match render {
+        // A sequential id is answered as the number it is (Bitrix24's `crm.deal.add` answers
+        // `"result": 42` although its objects write `"ID": "42"`).
+        Render::Id => {
+            return match (resource.id.kind, stored.get(id_field)) {
+                (IdKind::Sequential, Some(Value::String(s))) => s
+                    .parse::<u64>()
+                    .map_or_else(|_| Value::String(s.clone()), Value::from),
+                (_, v) => v.cloned().unwrap_or(Value::Null),
+            };
+        }
+        Render::Shown => {
+            let mut out = template.clone();
+            if let (Value::Object(o), Value::Object(s)) = (&mut out, stored) {
+                for (k, v) in o.iter_mut() {
+                    if let Some(sv) = s.get(k) {
+                        *v = sv.clone();
+                    }
+                }
+            }
+            out
+        }
+        Render::Stored => stored.clone(),
+        _ => merged(template.clone(), stored),
+    };
+    let id = match stored.get(id_field) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    if let (true, Value::Object(o)) = (resource.id.hidden, &mut out) {
+        o.remove(id_field);
+    }
+    for (at, link) in &resource.links {
+        let first = at.split('/').nth(1).unwrap_or("");
+        if render == Render::Shown && out.get(first).is_none() {
+            continue;
+        }
+        let href = link.replace("{base}", place.base).replace("{id}", &id);
+        pointer::set(&mut out, at, Value::String(href));
+    }
+    out
+}
+
+/// `over` written over `under`: objects member by member, anything else replaced.
+pub(super) fn merged(under: Value, over: &Value) -> Value {
+    match (under, over) {
+        (Value::Object(mut u), Value::Object(o)) => {
+            for (k, v) in o {
+                match u.get_mut(k) {
+                    Some(slot) => *slot = merged(std::mem::take(slot), v),
+                    None => {
+                        u.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(u)
+        }
+        (_, over) => over.clone(),
+    }
+}
