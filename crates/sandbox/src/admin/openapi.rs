@@ -114,8 +114,17 @@ fn objects_schema(catalog: &Catalog) -> Value {
                 .resources
                 .iter()
                 .map(|r| {
-                    let item = json!({"type": "object", "required": [r.id.field],
-                        "properties": {&r.id.field: {"type": ["string", "number"]}}});
+                    // An id is a number or a text that is not empty (`IdStyle::key`); a
+                    // collection whose objects may be named by a second field takes either.
+                    let id =
+                        json!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "number"}]});
+                    let named = |f: &str| json!({"required": [f], "properties": {f: id}});
+                    let item = match &r.id.or {
+                        Some(or) => {
+                            json!({"type": "object", "anyOf": [named(&r.id.field), named(or)]})
+                        }
+                        None => json!({"type": "object", "allOf": [named(&r.id.field)]}),
+                    };
                     (r.name.clone(), json!({"type": "array", "items": item}))
                 })
                 .collect();
