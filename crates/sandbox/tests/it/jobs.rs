@@ -408,6 +408,16 @@ async fn apify(p: &Pair) {
     let (status, v) = send(get(p.read(), "/v2/actor-runs/NoSuchRun00000000")).await;
     assert_eq!(status, 404, "{v}");
     assert_eq!(v["error"]["type"], "record-not-found", "Apify's words: {v}");
+    let r = c
+        .delete(format!("{}/apify/v2/actor-runs/{failing}", p.write()))
+        .header("Authorization", &auth)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let (status, _) = send(get(p.read(), &format!("/v2/actor-runs/{failing}"))).await;
+    assert_eq!(status, 404, "deleted");
 
     // A dataset: 5 items pushed (an array, then one), read back two a page.
     let (status, _) = send(post(

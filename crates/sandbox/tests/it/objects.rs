@@ -18,7 +18,9 @@ const WIDE: &str = "[amocrm.groups.integration]\nburst = 100000\ninterval_ms = 1
     [moysklad.groups.user]\nburst = 100000\ninterval_ms = 1\n\
     [ozon.groups.client]\nburst = 100000\ninterval_ms = 1\n\
     [wb.groups.\"discounts-prices-api.tseny-i-skidki\"]\nburst = 100000\ninterval_ms = 1\n\
-    [ymarket.groups.generateStocksOnWarehousesReport]\nburst = 100000\ninterval_ms = 1\n";
+    [ymarket.groups.generateStocksOnWarehousesReport]\nburst = 100000\ninterval_ms = 1\n\
+    [wb.groups.\"content-api.kontent\"]\nburst = 100000\ninterval_ms = 1\n\
+    [wb.groups.\"content-api.post.content-v2-cards-update\"]\nburst = 100000\ninterval_ms = 1\n";
 
 fn wide(c: SandboxConfig) -> SandboxConfig {
     c.with_admin_token(TOKEN)
@@ -475,6 +477,31 @@ async fn ymarket_offers(p: &Pair) {
         json!([]),
         "another business keeps its own"
     );
+    let (status, v) = send(
+        c.post(at(p.write(), 7, "/delete"))
+            .header("Api-Key", p.key())
+            .json(&json!({"offerIds": ["offer-3", "offer-4"]})),
+    )
+    .await;
+    assert_eq!((status, &v["status"]), (200, &json!("OK")), "{v}");
+    assert!(
+        v["result"].get("notDeletedOfferIds").is_none(),
+        "none made up: {v}"
+    );
+    let (_, v) = send(list(
+        p.read(),
+        7,
+        "",
+        json!({"offerIds": ["offer-3", "offer-2"]}),
+    ))
+    .await;
+    let left: Vec<&Value> = v["result"]["offerMappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["offer"]["offerId"])
+        .collect();
+    assert_eq!(left, [&json!("offer-2")], "{v}");
     let (status, v) = send(list(p.read(), 7, "?pageToken=nope", json!({}))).await;
     assert_eq!((status, &v["status"]), (400, &json!("ERROR")), "{v}");
 }
@@ -547,6 +574,37 @@ async fn wb_cards(p: &Pair) {
         (&json!("v4"), &json!("Card v4"))
     );
     assert!(cards[0]["nmID"].as_u64().unwrap() > 12_345_678, "{v}");
+    // Updated over its nmID, then moved to the trash: out of the list.
+    let nm = cards[0]["nmID"].clone();
+    let edit = json!([{"nmID": nm, "vendorCode": "v4", "title": "Renamed", "sizes": []}]);
+    let (status, v) = send(
+        c.post(at(p.write(), "/cards/update"))
+            .header("Authorization", p.key())
+            .json(&edit),
+    )
+    .await;
+    assert_eq!((status, &v["error"]), (200, &json!(false)), "{v}");
+    let (_, v) = send(list(
+        p.read(),
+        json!({"limit": 100}),
+        json!({"textSearch": "v4"}),
+    ))
+    .await;
+    assert_eq!(v["cards"][0]["title"], "Renamed", "{v}");
+    let (status, v) = send(
+        c.post(at(p.write(), "/cards/delete/trash"))
+            .header("Authorization", p.key())
+            .json(&json!({"nmIDs": [nm]})),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let (_, v) = send(list(
+        p.read(),
+        json!({"limit": 100}),
+        json!({"textSearch": "v4"}),
+    ))
+    .await;
+    assert_eq!(v["cards"], json!([]), "in the trash, not in the list: {v}");
 }
 
 #[tokio::test]
