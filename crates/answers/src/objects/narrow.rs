@@ -1,17 +1,18 @@
 //! A list's filters by fields other than the id, and its page, applied to what a store listed
-//! (every object its id filter lets through): a store keys objects by id only, so a filter by
-//! another field (Ozon's `offer_id`) reads the collection and narrows it here, the same for
-//! every store.
+//! (every object its id filter lets through): a store keys objects by id and pages by position
+//! only, so a filter by another field (Ozon's `offer_id`) or a page after an id (WB's cards)
+//! reads the collection and narrows it here, the same for every store.
 
+use apistend_catalog::IdStyle;
 use serde_json::Value;
 
 use super::outcome::Outcome;
 use super::plan::{Window, text};
 
-/// The page `w` asks for of `items` (whose ids are in their `id_field`), after its filters by
-/// other fields, and how many pass. A page after an id the list does not hold is empty: a
-/// client that pages until a short page stops.
-pub fn narrow(items: Vec<Value>, w: &Window, id_field: &str) -> Outcome {
+/// The page `w` asks for of `items` (whose ids `id` reads), after its filters by other fields,
+/// and how many pass. A page after an id the list does not hold is empty: a client that pages
+/// until a short page stops.
+pub fn narrow(items: Vec<Value>, w: &Window, id: &IdStyle) -> Outcome {
     let passing: Vec<Value> = items
         .into_iter()
         .filter(|o| {
@@ -25,9 +26,9 @@ pub fn narrow(items: Vec<Value>, w: &Window, id_field: &str) -> Outcome {
     let total = passing.len() as u64;
     let start = match &w.after {
         None => usize::try_from(w.offset).unwrap_or(usize::MAX),
-        Some(id) => passing
+        Some(after) => passing
             .iter()
-            .position(|o| o.get(id_field).and_then(text).as_deref() == Some(id.as_str()))
+            .position(|o| id.key(o).as_deref() == Some(after.as_str()))
             .map_or(usize::MAX, |at| at + 1),
     };
     let items = passing
@@ -43,6 +44,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn ids() -> IdStyle {
+        serde_json::from_value(json!({"kind": "sequential", "field": "id"})).unwrap()
+    }
+
     #[test]
     fn filters_by_each_field_then_pages() {
         let items: Vec<Value> = (0..6)
@@ -56,7 +61,7 @@ mod tests {
             after: None,
         };
         assert_eq!(
-            narrow(items.clone(), &w, "id"),
+            narrow(items.clone(), &w, &ids()),
             Outcome::Listed {
                 items: vec![json!({"id": 2, "offer_id": "o2", "n": 2})],
                 total: 4
@@ -67,7 +72,7 @@ mod tests {
             ..Window::all()
         };
         assert_eq!(
-            narrow(items.clone(), &none, "id"),
+            narrow(items.clone(), &none, &ids()),
             Outcome::Listed {
                 items: vec![],
                 total: 0
@@ -78,7 +83,7 @@ mod tests {
             after: Some("3".into()),
             ..Window::all()
         };
-        let Outcome::Listed { items: page, total } = narrow(items.clone(), &after, "id") else {
+        let Outcome::Listed { items: page, total } = narrow(items.clone(), &after, &ids()) else {
             panic!()
         };
         assert_eq!((page.len(), &page[0]["id"], total), (2, &json!(4), 6));
@@ -87,7 +92,7 @@ mod tests {
             ..after
         };
         assert_eq!(
-            narrow(items, &gone, "id"),
+            narrow(items, &gone, &ids()),
             Outcome::Listed {
                 items: vec![],
                 total: 6

@@ -63,9 +63,7 @@ impl Objects {
                 ..Window::all()
             });
             return Ok(match self.store(coll, id, &all, seed).await? {
-                Outcome::Listed { items, .. } => {
-                    apistend_answers::objects::narrow(items, w, &id.field)
-                }
+                Outcome::Listed { items, .. } => apistend_answers::objects::narrow(items, w, id),
                 other => other,
             });
         }
