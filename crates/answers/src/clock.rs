@@ -17,6 +17,11 @@ pub fn unix_now_us() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
+/// Milliseconds since the Unix epoch.
+pub fn unix_now_ms() -> i64 {
+    i64::try_from(unix_now_us() / 1000).unwrap_or(i64::MAX)
+}
+
 /// `2026-11-30T05:20:11Z` for a Unix time in seconds (whole seconds, UTC). Error bodies carry
 /// it (WB's 429s), so each thread keeps the last second it formatted: at tens of thousands of
 /// refusals a second, that is one formatting a second instead of one each.

@@ -2,8 +2,6 @@
 //! of each object shown there, and what a definition asks beyond the object's own fields
 //! (`item_at`, `fields`), for `render.rs`.
 
-use std::borrow::Cow;
-
 use apistend_catalog::{Action, IdKind, Render, Resource};
 use serde_json::{Map, Value};
 
@@ -60,8 +58,7 @@ impl<'a> Shape<'a> {
     /// The stored object `o` of `resource` as an item of the answer.
     pub(super) fn show(&self, resource: &Resource, o: &Value, place: &Place<'_>) -> Value {
         let action = self.action;
-        let own = self.own(o);
-        let mut out = object(resource, action.render, &self.template, &own, place);
+        let mut out = object(resource, action.render, &self.template, o, place);
         super::job::hide(o, &mut out);
         if let (Some(p), Some(whole)) = (&action.item_at, &self.whole) {
             let mut wrapped = whole.clone();
@@ -83,28 +80,6 @@ impl<'a> Shape<'a> {
             }
         }
         out
-    }
-
-    /// `o` without the fields shown elsewhere (`fields`) where the answer has a field of
-    /// another kind under their own name (Ozon's stored `price`, a string, is the answer's
-    /// `/price/price`, not its `price` object).
-    fn own<'o>(&self, o: &'o Value) -> Cow<'o, Value> {
-        if self.action.fields.is_empty() {
-            return Cow::Borrowed(o);
-        }
-        let mut c = o.clone();
-        if let Value::Object(m) = &mut c {
-            for from in self.action.fields.values() {
-                let clash = match (self.item().get(from), m.get(from)) {
-                    (Some(t), Some(v)) => std::mem::discriminant(t) != std::mem::discriminant(v),
-                    _ => false,
-                };
-                if clash {
-                    m.remove(from);
-                }
-            }
-        }
-        Cow::Owned(c)
     }
 }
 
@@ -144,7 +119,7 @@ fn object(
             let mut out = template.clone();
             if let (Value::Object(o), Value::Object(s)) = (&mut out, stored) {
                 for (k, v) in o.iter_mut() {
-                    if let Some(sv) = s.get(k) {
+                    if let Some(sv) = s.get(k).filter(|sv| fits(v, sv)) {
                         *v = sv.clone();
                     }
                 }
@@ -154,11 +129,7 @@ fn object(
         Render::Stored => stored.clone(),
         _ => merged(template.clone(), stored),
     };
-    let id = match stored.get(id_field) {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    };
+    let id = resource.id.key(stored).unwrap_or_default();
     if let (true, Value::Object(o)) = (resource.id.hidden, &mut out) {
         o.remove(id_field);
     }
@@ -187,6 +158,15 @@ pub(super) fn merged(under: Value, over: &Value) -> Value {
             }
             Value::Object(u)
         }
+        (under, over) if !fits(&under, over) => under,
         (_, over) => over.clone(),
     }
+}
+
+/// Whether a stored value takes the place of the answer's `documented` one: anything but a
+/// scalar where the answer documents an object or a list (Ozon's stored `price`, a string, is
+/// shown at `/price/price` by `fields`, not in place of the answer's `price` object).
+fn fits(documented: &Value, stored: &Value) -> bool {
+    let nested = |v: &Value| v.is_object() || v.is_array();
+    !nested(documented) || nested(stored) || stored.is_null()
 }

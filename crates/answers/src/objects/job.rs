@@ -44,11 +44,7 @@ pub struct Moment {
 /// says.
 pub fn start(kind: &Job, job: &mut Map<String, Value>, timing: Timing) {
     if let Some(at) = &kind.takes {
-        let mut doc = Value::Object(std::mem::take(job));
-        pointer::set(&mut doc, at, Value::from(timing.ms));
-        if let Value::Object(m) = doc {
-            *job = m;
-        }
+        pointer::set_in(job, at, Value::from(timing.ms));
     }
     job.insert(
         MARK.into(),
@@ -86,12 +82,9 @@ pub fn remaining_ms(stored: &Value, moment: Moment) -> u64 {
     })
 }
 
-/// Where a stored job is at `moment`: the index of its state, or `None` when it has failed.
-fn state(job: &Job, stored: &Value, moment: Moment) -> Option<usize> {
+/// Where a job of `t` is at `moment`: the index of its state, or `None` when it has failed.
+fn state(job: &Job, t: Timing, moment: Moment) -> Option<usize> {
     let last = job.states.len().saturating_sub(1);
-    let Some(t) = timing(stored) else {
-        return Some(last);
-    };
     if moment.now_ms >= end_ms(t, moment) {
         return if t.fails { None } else { Some(last) };
     }
@@ -101,30 +94,18 @@ fn state(job: &Job, stored: &Value, moment: Moment) -> Option<usize> {
     Some(usize::try_from(i).unwrap_or(0).min(last.saturating_sub(1)))
 }
 
-/// `ms` (Unix milliseconds) as `2026-12-05T10:00:00.000Z`, as Apify writes its times.
-fn utc_ms(ms: i64) -> String {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
-}
-
 /// `stored` as a client sees it at `moment`: its status (and, failed or done, what the job
 /// writes then; `{base}` and `{id}` in those templates are `base` and `id`), without its stamp.
 /// A job without a stamp (one of the examples a collection starts with, or seeded) is shown as
 /// it is.
 pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str) {
     let Some(t) = timing(stored) else { return };
-    let at = state(job, stored, moment);
-    let finished = end_ms(t, moment);
+    let at = state(job, t, moment);
+    let end = match at {
+        None => Some(JobEnd::Failed),
+        Some(i) if i + 1 == job.states.len() => Some(JobEnd::Done),
+        Some(_) => None,
+    };
     if let Value::Object(m) = stored {
         m.remove(MARK);
     }
@@ -135,29 +116,26 @@ pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str)
     for p in &job.status {
         set_each(stored, p, &status);
     }
-    match at {
-        None => {
+    match end {
+        Some(JobEnd::Failed) => {
             for (p, v) in &job.failure {
                 set_each(stored, p, v);
             }
         }
-        Some(i) if i + 1 == job.states.len() => {
-            for (p, t) in &job.done {
+        Some(_) => {
+            let finished = stamp::utc_ms(end_ms(t, moment));
+            for (p, template) in &job.done {
                 let v = Value::String(
-                    t.replace("{base}", base)
+                    template
+                        .replace("{base}", base)
                         .replace("{id}", id)
-                        .replace("{finished}", &utc_ms(finished)),
+                        .replace("{finished}", &finished),
                 );
                 set_each(stored, p, &v);
             }
         }
-        Some(_) => {}
+        None => {}
     }
-    let end = match at {
-        None => Some(JobEnd::Failed),
-        Some(i) if i + 1 == job.states.len() => Some(JobEnd::Done),
-        Some(_) => None,
-    };
     let hide: Vec<Value> = job
         .shown_when
         .iter()
@@ -212,13 +190,9 @@ pub fn list_made(job: &mut Map<String, Value>, makes: &Makes, made: &[Value]) {
             Value::Object(e)
         })
         .collect();
-    let mut doc = Value::Object(std::mem::take(job));
-    pointer::set(&mut doc, &makes.into, Value::Array(entries));
+    pointer::set_in(job, &makes.into, Value::Array(entries));
     if let Some(at) = &makes.count {
-        pointer::set(&mut doc, at, Value::from(made.len()));
-    }
-    if let Value::Object(m) = doc {
-        *job = m;
+        pointer::set_in(job, at, Value::from(made.len()));
     }
 }
 
@@ -254,7 +228,7 @@ pub fn making(
         .as_ref()
         .map(|key| {
             held.iter()
-                .filter_map(|o| Some((text(o.get(key)?)?, text(o.get(id_field)?)?)))
+                .filter_map(|o| Some((text(o.get(key)?)?, target.id.key(o)?)))
                 .collect()
         })
         .unwrap_or_default();

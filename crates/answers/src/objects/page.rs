@@ -219,11 +219,8 @@ mod tests {
             "next": "/_links/next/href", "empty": 204}),
         );
         let w = Window {
-            offset: 0,
             limit: 2,
-            ids: None,
-            by: Vec::new(),
-            after: None,
+            ..Window::all()
         };
         let mut doc = json!({"_links": {"next": {"href": "old"}}});
         assert_eq!(write(&amo, &mut doc, &page(&w, 2, 3), &place), None);
@@ -291,11 +288,8 @@ mod tests {
             "default": 100, "max": 1000, "next": "/result/last_id", "end": "", "total": "/result/total"}),
         );
         let w = Window {
-            offset: 0,
             limit: 2,
-            ids: None,
-            by: Vec::new(),
-            after: None,
+            ..Window::all()
         };
         let mut doc = json!({});
         write(&ozon, &mut doc, &page(&w, 2, 3), &place);

@@ -239,10 +239,7 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
             max,
             ..
         }) => {
-            let size = num(limit)
-                .filter(|n| *n > 0)
-                .unwrap_or(u64::from(*default))
-                .min(u64::from(*max));
+            let size = size(num(limit), *default, *max);
             let at = match doc.pointer(cursor).and_then(text) {
                 None => 0,
                 Some(c) if c.is_empty() => 0,
@@ -260,13 +257,7 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
             default,
             max,
             ..
-        }) => {
-            let size = num(limit)
-                .filter(|n| *n > 0)
-                .unwrap_or(u64::from(*default))
-                .min(u64::from(*max));
-            (0, size)
-        }
+        }) => (0, size(num(limit), *default, *max)),
         Some(Paging::Start { size, .. }) => (num("/start").unwrap_or(0), u64::from(*size)),
         _ => (0, u64::MAX),
     };
@@ -310,6 +301,14 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
         by,
         after,
     })
+}
+
+/// A page size asked (`asked`, none or 0: `default`), at most `max`.
+fn size(asked: Option<u64>, default: u32, max: u32) -> u64 {
+    asked
+        .filter(|n| *n > 0)
+        .unwrap_or(u64::from(default))
+        .min(u64::from(max))
 }
 
 /// The scalars of a filter's value (one, a list, or an object's members) added to `out`, but

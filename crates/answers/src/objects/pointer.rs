@@ -28,6 +28,15 @@ pub fn set(doc: &mut Value, p: &str, v: Value) {
     *at = v;
 }
 
+/// Sets `p` in the object `m` to `v`, as [`set`] does in a document.
+pub(crate) fn set_in(m: &mut Map<String, Value>, p: &str, v: Value) {
+    let mut doc = Value::Object(std::mem::take(m));
+    set(&mut doc, p, v);
+    if let Value::Object(o) = doc {
+        *m = o;
+    }
+}
+
 /// The values `p` names in `doc`, where a `*` step is each item of the list there.
 pub(crate) fn each<'v>(doc: &'v Value, p: &str) -> Vec<&'v Value> {
     match p.split_once("/*") {

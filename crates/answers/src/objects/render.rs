@@ -117,14 +117,10 @@ fn rebase(doc: &mut Value, place: &Place<'_>) {
 }
 
 /// New objects of a create that starts from its answer (`from_answer`): each the answer's
-/// object at the action's `at` (of `answer`, the operation's stateless answer), its own fields
-/// over it.
-pub fn from_answer(action: &Action, answer: &Success, new: &mut [Map<String, Value>]) {
-    let whole = match &answer.rendered {
-        Some(bytes) => serde_json::from_slice(bytes).unwrap_or(Value::Null),
-        None => answer.body.clone(),
-    };
-    let Some(Value::Object(base)) = whole.pointer(&action.at) else {
+/// object at the action's `at` (of `answer`, the operation's stateless answer's body), its own
+/// fields over it.
+pub fn from_answer(action: &Action, answer: &Value, new: &mut [Map<String, Value>]) {
+    let Some(Value::Object(base)) = answer.pointer(&action.at) else {
         return;
     };
     for o in new {

@@ -10,11 +10,7 @@ pub(super) fn apply(resource: &Resource, object: &mut Map<String, Value>, now: i
         if !created && s.on == StampOn::Create {
             continue;
         }
-        let mut doc = Value::Object(std::mem::take(object));
-        super::pointer::set(&mut doc, &s.at, written(s.format, now));
-        if let Value::Object(m) = doc {
-            *object = m;
-        }
+        super::pointer::set_in(object, &s.at, written(s.format, now));
     }
 }
 
@@ -33,8 +29,20 @@ fn moscow(now: i64, sep: char, tail: &str) -> String {
     const MSK: i64 = 3 * 3600;
     let t = time::OffsetDateTime::from_unix_timestamp(now + MSK)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    format!("{}{tail}", date_time(t, sep))
+}
+
+/// `ms` (Unix milliseconds) as `2026-12-05T10:00:00.000Z`, as Apify writes its times.
+pub(super) fn utc_ms(ms: i64) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    format!("{}.{:03}Z", date_time(t, 'T'), t.millisecond())
+}
+
+/// `t`'s date, `sep` and time to the second, as every format here writes them.
+fn date_time(t: time::OffsetDateTime, sep: char) -> String {
     format!(
-        "{:04}-{:02}-{:02}{sep}{:02}:{:02}:{:02}{tail}",
+        "{:04}-{:02}-{:02}{sep}{:02}:{:02}:{:02}",
         t.year(),
         u8::from(t.month()),
         t.day(),

@@ -101,8 +101,7 @@ pub(super) async fn finish(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Finished>, ApiError> {
-    #[allow(clippy::cast_possible_truncation)] // milliseconds since 1970 fit an i64
-    let now = (apistend_answers::clock::unix_now_us() / 1000) as i64;
+    let now = apistend_answers::clock::unix_now_ms();
     state.tenants.finish_jobs(&id, now)?;
     Ok(Json(Finished { finished_ms: now }))
 }

@@ -13,11 +13,6 @@ use serde_json::{Map, Value};
 
 use super::objects::{Failure, Kept};
 
-/// Now, in Unix milliseconds.
-fn now_ms() -> i64 {
-    i64::try_from(apistend_answers::clock::unix_now_us() / 1000).unwrap_or(i64::MAX)
-}
-
 impl Kept<'_> {
     /// Stamps the jobs of a create (`new`, objects of `resource` through `action`), after
     /// writing what each makes; `now` stamps those objects (Unix seconds).
@@ -36,7 +31,7 @@ impl Kept<'_> {
         };
         let chosen = self.view.job(self.service.id.as_str(), &resource.name);
         let timing = Timing {
-            from_ms: now_ms(),
+            from_ms: apistend_answers::clock::unix_now_ms(),
             ms: chosen.and_then(|c| c.ms).unwrap_or(job.ms),
             fails: self.fails.or(chosen.map(|c| c.fails)).unwrap_or(false),
         };
@@ -134,7 +129,7 @@ impl Kept<'_> {
     /// The moment jobs are seen at: now, and the sandbox's mark.
     fn moment(&self) -> Moment {
         Moment {
-            now_ms: now_ms(),
+            now_ms: apistend_answers::clock::unix_now_ms(),
             finished: self.view.jobs_finished_ms,
         }
     }
@@ -149,11 +144,7 @@ impl Kept<'_> {
     ) {
         let moment = self.moment();
         for o in outcome.objects_mut() {
-            let id = match o.get(&resource.id.field) {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
+            let id = resource.id.key(o).unwrap_or_default();
             job::show(job, o, moment, base, &id);
         }
     }

@@ -172,13 +172,15 @@ impl Kept<'_> {
         };
         let now = self.now();
         let mut plan = objects::plan(resource, action, op, call, now).map_err(Failure::Refused)?;
-        let template = match static_answer(state, service, self.index, op, call) {
+        let mut template = match static_answer(state, service, self.index, op, call) {
             Some(Ok(s)) => s,
             _ => Success::ok(Value::Object(serde_json::Map::new())),
         };
         if let Plan::Create(new) = &mut plan {
             if action.from_answer {
-                objects::from_answer(action, &template, new);
+                // Parsed once: render writes into the body it finds here.
+                template.body = template.take_json();
+                objects::from_answer(action, &template.body, new);
             }
             if let Some(job) = &resource.job {
                 self.start_jobs(resource, action, job, call, new, now)
