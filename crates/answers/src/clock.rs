@@ -48,6 +48,14 @@ fn format_utc(whole: i64) -> String {
         .unwrap_or_default()
 }
 
+/// `2026-12-05T10:00:00.000Z` for a Unix time in milliseconds (UTC, to the millisecond), as
+/// Apify writes its times and the request journal its records.
+pub fn utc_ms(ms: i64) -> String {
+    let utc = format_utc(ms.div_euclid(1000));
+    let stem = utc.strip_suffix('Z').unwrap_or(&utc);
+    format!("{stem}.{:03}Z", ms.rem_euclid(1000))
+}
+
 /// `2026-11-30T05:20:11+00:00` (Bitrix24 writes its offset).
 pub fn rfc3339_offset(unix_secs: f64) -> String {
     let utc = rfc3339(unix_secs);
@@ -69,5 +77,7 @@ mod tests {
         // The same second again (from the thread's last), then the next.
         assert_eq!(rfc3339(951_782_400.9), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(951_782_401.0), "2000-02-29T00:00:01Z");
+        assert_eq!(utc_ms(951_782_400_007), "2000-02-29T00:00:00.007Z");
+        assert_eq!(utc_ms(-1), "1969-12-31T23:59:59.999Z");
     }
 }

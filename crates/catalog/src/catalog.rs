@@ -33,6 +33,9 @@ pub struct Resolved<'a> {
     pub index: usize,
     /// The operation, if one matches.
     pub operation: Option<&'a Operation>,
+    /// Its position in the service's [`operations`](crate::Service::operations): an index for
+    /// tables kept beside the catalog (the request journal's operation of a request).
+    pub operation_index: Option<usize>,
     /// Indices into `service.groups` the request draws from: the operation's, or the service's
     /// fallback groups when nothing matches.
     pub groups: &'a [usize],
@@ -240,15 +243,17 @@ impl Catalog {
         host: Option<&str>,
     ) -> Option<Resolved<'_>> {
         let svc = self.services.get(index)?;
-        let op = self
+        let at = self
             .resolvers
             .get(index)
             .and_then(|r| r.resolve(method, path, host))
-            .and_then(|i| svc.operations.get(i));
+            .filter(|i| *i < svc.operations.len());
+        let op = at.and_then(|i| svc.operations.get(i));
         Some(Resolved {
             service: svc,
             index,
             operation: op,
+            operation_index: at,
             groups: op.map_or(&svc.fallback_groups, |o| &o.groups),
         })
     }

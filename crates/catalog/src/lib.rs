@@ -34,6 +34,7 @@ mod repeat;
 mod reserved;
 mod resolve;
 pub mod templates;
+mod wait;
 mod wb;
 mod wb_catalog;
 

@@ -65,6 +65,15 @@ pub(crate) struct ServeArgs {
     /// Bytes of JSON one sandbox's objects take at most.
     #[arg(long, env = "APISTEND_MAX_OBJECT_BYTES", default_value_t = 16 << 20)]
     max_object_bytes: u64,
+    /// Requests each sandbox's journal keeps, its latest (`…/requests`); 0 keeps none.
+    #[arg(long, env = "APISTEND_JOURNAL_REQUESTS", default_value_t = 1000)]
+    journal_requests: usize,
+    /// Bytes all sandboxes' journals take in all, the oldest request of any dropped first.
+    #[arg(long, env = "APISTEND_JOURNAL_BYTES", default_value_t = 64 << 20)]
+    journal_bytes: usize,
+    /// Bytes of each request's body, and of its answer's, a journal keeps.
+    #[arg(long, env = "APISTEND_JOURNAL_BODY_BYTES", default_value_t = 16 << 10)]
+    journal_body_bytes: usize,
     #[command(flatten)]
     services: ServicesArg,
     /// The management API's token, at least 16 printable characters (when absent, one is
@@ -152,6 +161,9 @@ fn sandbox_config(args: &ServeArgs) -> anyhow::Result<SandboxConfig> {
     config.passthrough_allow.clone_from(&args.passthrough_allow);
     config.max_objects = args.max_objects;
     config.max_object_bytes = args.max_object_bytes;
+    config.journal.requests = args.journal_requests;
+    config.journal.bytes = args.journal_bytes;
+    config.journal.body_bytes = args.journal_body_bytes;
     if let Some(path) = &args.seed {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -67,6 +67,9 @@ pub struct SandboxConfig {
     /// Objects the demo sandbox starts with (`{"SERVICE": {"COLLECTION": [OBJECT, …]}}`),
     /// checked whole against the catalog before the sandbox starts.
     pub seed: Option<serde_json::Value>,
+    /// How much the request journal keeps: requests per sandbox (1 000; 0 keeps none), bytes
+    /// in all (64 MiB), bytes of each body (16 KiB).
+    pub journal: JournalBounds,
 }
 
 impl SandboxConfig {
@@ -93,6 +96,7 @@ impl SandboxConfig {
             max_objects: 10_000,
             max_object_bytes: 16 << 20,
             seed: None,
+            journal: JournalBounds::default(),
         }
     }
 
@@ -158,5 +162,28 @@ impl SandboxConfig {
     pub fn with_max_timeout(mut self, d: Duration) -> Self {
         self.max_timeout_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         self
+    }
+}
+
+/// How much the journal keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JournalBounds {
+    /// Requests each sandbox keeps, its latest (1 000); 0 keeps none anywhere.
+    pub requests: usize,
+    /// Bytes all sandboxes' requests take in all (64 MiB), the oldest dropped first.
+    pub bytes: usize,
+    /// Bytes of each request's body, and of its answer's, kept (16 KiB): the rest is counted,
+    /// not kept.
+    pub body_bytes: usize,
+}
+
+impl Default for JournalBounds {
+    fn default() -> Self {
+        Self {
+            requests: 1000,
+            bytes: 64 << 20,
+            body_bytes: 16 << 10,
+        }
     }
 }

@@ -19,6 +19,7 @@ mod error;
 mod heads;
 mod in_flight;
 mod intercept;
+mod journal;
 mod lockout;
 mod metrics;
 mod objects;
@@ -40,7 +41,7 @@ mod ui;
 mod watch;
 
 pub use apistend_answers::{B24Methods, RequestRules, SpecAnswers};
-pub use config::SandboxConfig;
+pub use config::{JournalBounds, SandboxConfig};
 pub use error::SandboxError;
 pub use metrics::SharedRecorder;
 pub use sandbox::{Demo, Sandbox};

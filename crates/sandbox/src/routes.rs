@@ -159,7 +159,9 @@ async fn metrics(state: &AppState) -> Response<Body> {
     {
         let _ = r.ping().await;
     }
-    let mut r = Response::new(Body::from(state.metrics.render(&state.store)));
+    let mut r = Response::new(Body::from(
+        state.metrics.render(&state.store, state.journal.size()),
+    ));
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),

@@ -9,6 +9,7 @@ use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
 
 use crate::config::SandboxConfig;
+use crate::journal::Journal;
 use crate::state::{AppState, Emulated, Limits};
 use crate::tenants::{Tenants, new_key};
 use crate::{
@@ -97,6 +98,10 @@ impl Sandbox {
         let services = Emulated::of_catalog(&catalog, examples)?;
         let tls = tls_for(&catalog, &config)?;
         let openapi = admin::document_for(&catalog, config.max_delay_ms).into();
+        let journal = match &sync {
+            Some(s) => Journal::redis(config.journal, Arc::clone(&catalog), s.connection()),
+            None => Journal::memory(config.journal, Arc::clone(&catalog)),
+        };
         let state = AppState {
             services,
             tls,
@@ -120,6 +125,7 @@ impl Sandbox {
             admin_quota: admin::admin_quota(config.admin_per_second)
                 .map_err(|e| SandboxError::Config(format!("the admin rate: {e}")))?,
             metrics,
+            journal,
             sync,
             objects,
         };

@@ -47,6 +47,8 @@ pub(crate) struct AppState {
     pub(crate) passthrough_allow: Vec<ipnet::IpNet>,
     /// The objects each sandbox keeps (its services' `resources`).
     pub(crate) objects: crate::objects::Objects,
+    /// Every sandbox's requests, for tests to ask about.
+    pub(crate) journal: crate::journal::Journal,
 }
 
 impl AppState {

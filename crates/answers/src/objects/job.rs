@@ -123,7 +123,7 @@ pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str)
             }
         }
         Some(_) => {
-            let finished = stamp::utc_ms(end_ms(t, moment));
+            let finished = crate::clock::utc_ms(end_ms(t, moment));
             for (p, template) in &job.done {
                 let v = Value::String(
                     template

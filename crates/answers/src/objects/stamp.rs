@@ -32,13 +32,6 @@ fn moscow(now: i64, sep: char, tail: &str) -> String {
     format!("{}{tail}", date_time(t, sep))
 }
 
-/// `ms` (Unix milliseconds) as `2026-12-05T10:00:00.000Z`, as Apify writes its times.
-pub(super) fn utc_ms(ms: i64) -> String {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!("{}.{:03}Z", date_time(t, 'T'), t.millisecond())
-}
-
 /// `t`'s date, `sep` and time to the second, as every format here writes them.
 fn date_time(t: time::OffsetDateTime, sep: char) -> String {
     format!(

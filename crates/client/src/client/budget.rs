@@ -245,8 +245,9 @@ impl Core {
     }
 
     /// A rate-limit answer to a call the limiter allowed: every group of `plan` pauses for
-    /// `min(max(server hint, one refill, backoff), ceiling)`, shared by every process of the
-    /// account. Returns the pause.
+    /// `max(server hint, min(max(one refill, backoff), ceiling))`, shared by every process of
+    /// the account: never shorter than the server asked (a pause past the ceiling refuses the
+    /// call instead). Returns the pause.
     pub(crate) async fn penalize(
         &self,
         plan: &Draws<'_>,
@@ -256,14 +257,17 @@ impl Core {
     ) -> Result<Duration, ClientError> {
         let sid = self.service.as_str();
         inc(&self.counters.server_rate_limits);
-        let hint = server_hint(headers, SystemTime::now()).unwrap_or_default();
+        let hint = server_hint(self.definition(), headers, SystemTime::now()).unwrap_or_default();
         let first_interval = plan
             .quota(0)
             .map_or(Duration::from_secs(1), |q| q.interval());
-        let pause = hint
-            .max(first_interval)
-            .max(backoff(self.config.retry_base, attempt))
-            .min(plan.ceiling);
+        // The server's word is a floor the ceiling does not cut: a pause past the ceiling is a
+        // refusal of the call (the next acquire's), never a request sent early.
+        let pause = hint.max(
+            first_interval
+                .max(backoff(self.config.retry_base, attempt))
+                .min(plan.ceiling),
+        );
         // The rate narrows (AIMD); where the service reports tokens left, the rejection is also
         // the evidence that lets the learner measure the server's rate from the reports.
         let from = if self.definition().reports(RateValue::Remaining) {
@@ -271,13 +275,20 @@ impl Core {
         } else {
             LearnedFrom::Rejections
         };
+        let mut learned = None;
         if let (Some(bucket), Some(sent)) = (plan.first_bucket(), plan.quota(0))
             && let Some(q) = self.learner.rejected(bucket, sent, Instant::now(), from)
         {
             self.handles.learned(bucket.group, &q);
+            learned = Some(q);
         }
         for (i, (g, k)) in plan.groups.iter().zip(&plan.keys).enumerate() {
-            let quota = &plan.quota(i).unwrap_or(g.quota);
+            // The pause is kept in the quota the next acquisition reads it with: a bucket's
+            // schedule read under another quota would end the pause early.
+            let quota = &match (i, learned) {
+                (0, Some(q)) => q,
+                _ => plan.quota(i).unwrap_or(g.quota),
+            };
             let h = self.handles.group(&g.id);
             if let Some(h) = h {
                 h.unexpected_429.increment(1);

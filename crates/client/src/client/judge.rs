@@ -72,7 +72,7 @@ impl Core {
                     .copied();
                 let wait = reset
                     .map(until_unix)
-                    .or_else(|| server_hint(answer.headers, SystemTime::now()))
+                    .or_else(|| server_hint(def, answer.headers, SystemTime::now()))
                     .unwrap_or(self.config().retry_base);
                 Ok(Some(Judged::OperatingTimeSpent {
                     wait,

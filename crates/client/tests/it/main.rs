@@ -14,6 +14,7 @@
     clippy::cast_precision_loss
 )]
 
+mod conduct;
 mod e2e;
 mod support;
 mod tower;

@@ -144,6 +144,9 @@ pub(super) async fn delete_one(
     if let Err(e) = state.objects.forget(&id).await {
         tracing::warn!(sandbox = %id, error = %e, "the objects of a deleted sandbox stay");
     }
+    if let Err(e) = state.journal.clear(&id).await {
+        tracing::warn!(sandbox = %id, error = %e, "the journal of a deleted sandbox stays");
+    }
     Ok(gone)
 }
 
@@ -294,7 +297,7 @@ pub(super) async fn put_settings(
     Path(id): Path<String>,
     body: Result<JsonObject<SettingsBody>, BodyRejection>,
 ) -> Result<Json<crate::tenants::SettingsRecord>, ApiError> {
-    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}, \"object_time\": 1767225600, \"jobs\": {\"ozon/import_tasks\": {\"ms\": 500, \"fails\": false}}}";
+    let hint = "expected {\"latency_ms\": N, \"scenario\": {\"name\": \"server_error\", \"probability\": 0.1, \"seed\": 42}, \"bucket_scope\": {\"wb\": \"account\" | \"key\"}, \"plans\": {\"ymarket\": \"medium\"}, \"validation\": \"strict\" | \"report\" | \"off\", \"validation_by_service\": {\"ozon\": \"report\"}, \"object_time\": 1767225600, \"jobs\": {\"ozon/import_tasks\": {\"ms\": 500, \"fails\": false}}, \"journal\": false}";
     let b = body.map_err(|e| e.expected(hint))?.0.unwrap_or_default();
     super::schema::whole::within(
         "scenario.seed",
@@ -333,6 +336,7 @@ pub(super) async fn put_settings(
                 (k, r)
             })
             .collect(),
+        journal: b.journal,
     };
     settings
         .validate(state.limits.max_delay_ms)

@@ -7,6 +7,7 @@
 //! - [`openapi`]: the OpenAPI document, generated from [`schema`], the bodies as types;
 //! - [`events`]: a sandbox's live feed (the dashboard's);
 //! - [`objects`]: a sandbox's objects: export, counts, seed, reset;
+//! - [`requests`]: a sandbox's request journal and the conduct report on its keys;
 //! - [`auth`]: the token, the API's own limit, and sharing changes with other instances;
 //! - [`body`]: bodies read whole before any answer;
 //! - [`problem`]: problem details and the typed [`ApiError`](problem::ApiError);
@@ -21,6 +22,7 @@ mod handlers;
 mod objects;
 mod openapi;
 mod problem;
+mod requests;
 mod schema;
 
 use std::sync::Arc;
@@ -77,6 +79,13 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         )
         .route("/api/v1/sandboxes/{id}/objects/counts", get(objects::counts))
         .route("/api/v1/sandboxes/{id}/jobs/finish", post(objects::finish))
+        .route(
+            "/api/v1/sandboxes/{id}/requests",
+            get(requests::list).delete(requests::clear),
+        )
+        .route("/api/v1/sandboxes/{id}/requests/count", get(requests::count))
+        .route("/api/v1/sandboxes/{id}/requests/wait", get(requests::wait))
+        .route("/api/v1/sandboxes/{id}/conduct", get(requests::conduct))
         .route("/api/v1/services", get(services))
         .route("/api/v1/scenarios", get(scenarios))
         .route_layer(middleware::from_fn_with_state(

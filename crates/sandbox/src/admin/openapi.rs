@@ -34,14 +34,16 @@ use super::schema::Problem;
         document, services, scenarios, create, list, get_one, delete_one, issue_key, list_keys,
         revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit,
         inspect, reset, events, super::objects::export, super::objects::counts,
-        super::objects::replace, super::objects::clear, super::objects::finish
+        super::objects::replace, super::objects::clear, super::objects::finish,
+        super::requests::list, super::requests::count, super::requests::wait,
+        super::requests::clear, super::requests::conduct
     ),
     components(schemas(Problem)),
     modifiers(&AdminToken),
     security(("admin" = [])),
     tags(
         (name = "sandboxes"), (name = "keys"), (name = "bitrix24"), (name = "limits"),
-        (name = "buckets"), (name = "objects"), (name = "catalog"), (name = "meta")
+        (name = "buckets"), (name = "objects"), (name = "requests"), (name = "catalog"), (name = "meta")
     )
 )]
 struct ApiDoc;

@@ -293,6 +293,9 @@ pub(super) struct SettingsBody {
     /// they fail (`fails`): `{"ozon/import_tasks": {"ms": 500, "fails": true}}`.
     #[serde(default)]
     pub(super) jobs: std::collections::BTreeMap<String, JobBody>,
+    /// Whether the sandbox keeps a journal of its requests (on unless `false`).
+    #[serde(default)]
+    pub(super) journal: Option<bool>,
 }
 
 /// How a sandbox's jobs of one collection go.

@@ -246,8 +246,10 @@ impl Metrics {
     }
 
     /// Prometheus text exposition format 0.0.4: every family of the registry (the sandbox's,
-    /// and the engine's once the recorder is the global one), with the state of `store`.
-    pub(crate) fn render(&self, store: &Store) -> String {
+    /// and the engine's once the recorder is the global one), with the state of `store` and of
+    /// `journal` (requests and bytes kept in this instance's memory, requests lost on the way
+    /// to Redis).
+    pub(crate) fn render(&self, store: &Store, journal: (usize, usize, u64)) -> String {
         let (kind, keys, degraded, fallbacks) = match store {
             Store::Redis(r) => (
                 "redis",
@@ -268,6 +270,17 @@ impl Metrics {
         gauge("apistend_store_degraded").set(f64::from(degraded));
         self.counter("apistend_store_fallback_decisions_total", labels())
             .absolute(fallbacks);
+        let plain = |name: &'static str| -> Gauge {
+            self.recorder.register_gauge(&Key::from_name(name), &META)
+        };
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+        {
+            plain("apistend_journal_requests").set(journal.0 as f64);
+            plain("apistend_journal_bytes").set(journal.1 as f64);
+        }
+        self.recorder
+            .register_counter(&Key::from_name("apistend_journal_lost_total"), &META)
+            .absolute(journal.2);
         let mut out = self.recorder.handle().render();
         fill::render(&mut out, &self.fill, |s, g| self.labels(s, g, None));
         out

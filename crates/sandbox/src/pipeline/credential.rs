@@ -8,7 +8,7 @@ use axum::body::Body;
 use http::Response;
 
 use super::limit::Admitted;
-use super::noted::Noted;
+use super::noted::{Noted, Whose};
 use crate::buckets::Owner;
 use crate::state::AppState;
 use apistend_answers::call::Call;
@@ -45,11 +45,18 @@ pub(super) fn identify(
         call.credential_part.as_deref(),
     );
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
-    if state.watch.watched() {
-        seen.watched = owner
-            .view
-            .as_ref()
-            .map(|v| (Arc::clone(&v.sandbox), Arc::clone(&owner.key)));
+    if let Some(view) = &owner.view {
+        let watched = state.watch.watched();
+        let journaled = view.journal && state.journal.on();
+        if watched || journaled {
+            seen.whose = Some(Whose {
+                sandbox: Arc::clone(&view.sandbox),
+                key: Arc::clone(&owner.key),
+                credential: presented.filter(|_| journaled).map(Arc::from),
+                watched,
+                journaled,
+            });
+        }
     }
     Caller {
         owner,

@@ -73,6 +73,7 @@ pub(super) async fn take<'a>(
     let (decision, quota) = (charge.decision, charge.quota);
     seen.fill = Some((decision.remaining, decision.limit));
     if !decision.allowed {
+        seen.refused = Some(crate::journal::Refused::Limit);
         if let Some(rule) = &service.lockout
             && state
                 .lockouts

@@ -12,6 +12,7 @@ mod chaos;
 mod cost;
 mod credential;
 mod jobs;
+mod journal;
 mod limit;
 mod lockout;
 mod meta;
@@ -35,7 +36,7 @@ pub(crate) use route::Route;
 
 use crate::buckets::Spend;
 use crate::controls::Controls;
-use crate::in_flight::HeldBody;
+use crate::journal::Refused;
 use crate::state::AppState;
 use meta::Meta;
 use noted::Noted;
@@ -53,24 +54,25 @@ pub(crate) async fn handle(
     let meta = Meta::new(controls.request_id.take());
     let mut seen = Noted {
         group: usize::MAX,
-        chaos: false,
-        fill: None,
-        watched: None,
-        invalid: false,
+        ..Noted::default()
     };
     // A route is made from the catalog, so its service is there.
     let Some(service) = state.catalog.services().get(route.index) else {
         return axum::response::IntoResponse::into_response(http::StatusCode::NOT_FOUND);
     };
     let seeing = observe::Seeing::new(&state, service.id, &req, controls.asked_scenario);
-    let resp = match stages(&state, service, route, req, &controls, &meta, &mut seen).await {
+    let heard = journal::Heard::of(&state, &req);
+    let mut resp = match stages(&state, service, route, req, &controls, &meta, &mut seen).await {
         Ok(resp) | Err(resp) => resp,
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
-    match seen.watched.take() {
-        Some(watched) => {
+    if let Some(heard) = heard {
+        resp = journal::keep(&state, service.id, heard, &mut seen, &meta, resp).await;
+    }
+    match seen.whose.take().filter(|w| w.watched) {
+        Some(w) => {
             seeing
-                .publish(&state, watched, seen.group, refused, resp)
+                .publish(&state, (w.sandbox, w.key), seen.group, refused, resp)
                 .await
         }
         None => resp,
@@ -89,8 +91,10 @@ async fn stages(
 ) -> Result<Response<Body>, Response<Body>> {
     let (parts, body) = req.into_parts();
     let body = body::read(state, service, body, meta).await?;
+    seen.body = state.journal.on().then(|| body.clone());
     let (prefix, by_host) = (route.prefix_len(), route.came_by_host());
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
+    seen.operation = resolved.operation_index;
     // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
     // has a token): its answer, without a credential and without spending a bucket.
     if let Some(op) = resolved.operation.filter(|o| o.anonymous) {
@@ -110,25 +114,35 @@ async fn stages(
         &call.path,
         call.body.as_ref(),
     );
-    lockout::check(state, service, owner, meta)?;
+    seen.refusing(
+        Refused::Lockout,
+        lockout::check(state, service, owner, meta),
+    )?;
     let mut admitted = limit::take(state, service, &resolved, owner, &at, meta, seen).await?;
     caller.require(&admitted)?;
     let held = if service.in_flight.is_empty() {
         None
     } else {
-        slots::take(state, &admitted, owner, &at).await?
+        slots::take(state, &admitted, owner, &at, seen).await?
     };
-    let invalid = validate::check(state, &resolved, &call, controls, owner, &admitted, seen)?;
-    let stateful = objects::wanted(controls, &admitted)?;
-    let chaos = chaos::read(state, controls, owner, &admitted, seen)?;
+    let checked = validate::check(state, &resolved, &call, controls, owner, &admitted, seen);
+    let invalid = seen.refusing(Refused::Validation, checked)?;
+    let stateful = seen.refusing(Refused::Validation, objects::wanted(controls, &admitted))?;
+    let chaos = chaos::read(state, controls, owner, &admitted, seen);
+    let chaos = seen.refusing(Refused::Validation, chaos)?;
     if chaos.rate_limited() {
+        seen.refused = Some(Refused::Scenario);
         return Err(admitted.exceeded(at.weight));
     }
-    let mut budget = operating::before(state, &resolved, &call, owner, &admitted)?;
+    let budget = operating::before(state, &resolved, &call, owner, &admitted);
+    let mut budget = seen.refusing(Refused::Operating, budget)?;
     let blocked = budget.as_mut().map(operating::Budget::take_blocked);
     call.blocked = blocked.unwrap_or_default();
     let mut answer = match chaos.instead() {
-        Some(kind) => chaos.error(state, &admitted, &kind).await,
+        Some(kind) => {
+            seen.refused = Some(Refused::Scenario);
+            chaos.error(state, &admitted, &kind).await
+        }
         None => match owner.view.as_deref() {
             Some(view) if stateful.kept && !service.resources.is_empty() => {
                 let kept = objects::Kept {
@@ -164,9 +178,5 @@ async fn stages(
     if let Some(reason) = invalid {
         answer.headers.push((validate::X_APISTEND_INVALID, reason));
     }
-    let resp = answer.into_response();
-    Ok(match held {
-        Some(h) => resp.map(|body| HeldBody::wrap(body, h)),
-        None => resp,
-    })
+    Ok(slots::hold(answer.into_response(), held, seen).await)
 }

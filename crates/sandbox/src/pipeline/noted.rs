@@ -1,17 +1,66 @@
-//! What is noted of a request on its way, for its record ([`super::observe`]).
+//! What is noted of a request on its way, for its record ([`super::observe`]) and its entry in
+//! the journal ([`super::journal`]).
 
 use std::sync::Arc;
 
-/// What the metrics and the dashboard need to know of a request besides its answer.
+use axum::body::{Body, Bytes};
+use http::Response;
+
+use crate::journal::Refused;
+
+/// What the metrics, the dashboard and the journal need to know of a request besides its
+/// answer.
+#[derive(Default)]
 pub(super) struct Noted {
-    /// The operation's own limit group (an index into the service's groups).
+    /// The operation's own limit group (an index into the service's groups; `usize::MAX`
+    /// before the request is resolved, or when it draws from none).
     pub(super) group: usize,
     /// Whether the scenario was drawn from the sandbox's default scenario.
     pub(super) chaos: bool,
     /// The bucket's (remaining, limit) after the request's token.
     pub(super) fill: Option<(u32, u32)>,
-    /// The sandbox and key of the request, when a dashboard feed is open (else not looked at).
-    pub(super) watched: Option<(Arc<str>, Arc<str>)>,
+    /// Whose request it is, when a dashboard feed is open or the journal keeps it (else not
+    /// looked at).
+    pub(super) whose: Option<Whose>,
     /// Refused as its description does not allow it (a refusal for the dashboard's feed).
     pub(super) invalid: bool,
+    /// Why the sandbox refused it, if it did.
+    pub(super) refused: Option<Refused>,
+    /// The operation, as an index into the service's operations.
+    pub(super) operation: Option<usize>,
+    /// The request's body, for the journal.
+    pub(super) body: Option<Bytes>,
+    /// The answer's body, taken before it was wrapped to hold a slot (for the journal).
+    pub(super) sent: Option<Bytes>,
+}
+
+/// The sandbox and key of a request, and who wants to know of it.
+pub(super) struct Whose {
+    pub(super) sandbox: Arc<str>,
+    pub(super) key: Arc<str>,
+    /// The credential as presented, for the journal to mask wherever it shows.
+    pub(super) credential: Option<Arc<str>>,
+    /// A dashboard feed is open.
+    pub(super) watched: bool,
+    /// The sandbox keeps a journal.
+    pub(super) journaled: bool,
+}
+
+impl Noted {
+    /// `step`, noting a refusal of it as `kind`.
+    pub(super) fn refusing<T>(
+        &mut self,
+        kind: Refused,
+        step: Result<T, Response<Body>>,
+    ) -> Result<T, Response<Body>> {
+        if step.is_err() {
+            self.refused = Some(kind);
+        }
+        step
+    }
+
+    /// Whether the journal keeps this request.
+    pub(super) fn journaled(&self) -> bool {
+        self.whose.as_ref().is_some_and(|w| w.journaled)
+    }
 }

@@ -6,6 +6,7 @@ use axum::body::Body;
 use http::Response;
 
 use super::limit::{Admitted, unavailable};
+use super::noted::Noted;
 use crate::buckets::{Owner, Spend};
 use crate::in_flight::{self, Held, Taken};
 use crate::state::AppState;
@@ -18,6 +19,7 @@ pub(super) async fn take(
     admitted: &Admitted<'_>,
     owner: &Owner,
     at: &Spend<'_>,
+    seen: &mut Noted,
 ) -> Result<Option<Held>, Response<Body>> {
     let service = admitted.service;
     if service.in_flight.is_empty() {
@@ -25,7 +27,30 @@ pub(super) async fn take(
     }
     match in_flight::take(&state.store, service, owner, at).await {
         Ok(Taken::All(h)) => Ok(Some(h)),
-        Ok(Taken::Full) => Err(admitted.refuse(&ErrorKind::TooManyInFlight)),
+        Ok(Taken::Full) => {
+            seen.refused = Some(crate::journal::Refused::InFlight);
+            Err(admitted.refuse(&ErrorKind::TooManyInFlight))
+        }
         Err(e) => Err(unavailable(state, service, admitted.meta, &e)),
     }
+}
+
+/// `resp`, holding its slots (if it took any) until its body is sent; read first for the
+/// journal when it keeps the request (a held body is not read twice).
+pub(super) async fn hold(
+    resp: Response<Body>,
+    held: Option<Held>,
+    seen: &mut Noted,
+) -> Response<Body> {
+    let Some(h) = held else {
+        return resp;
+    };
+    let resp = if seen.journaled() {
+        let (resp, sent) = super::journal::take_body(resp).await;
+        seen.sent = sent;
+        resp
+    } else {
+        resp
+    };
+    resp.map(|body| crate::in_flight::HeldBody::wrap(body, h))
 }

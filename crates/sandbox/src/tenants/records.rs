@@ -114,6 +114,10 @@ pub struct SettingsRecord {
     /// (`ozon/import_tasks`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub jobs: BTreeMap<String, JobRecord>,
+    /// Whether the sandbox keeps a journal of its requests (`…/requests`, `…/conduct`): on
+    /// unless `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<bool>,
 }
 
 /// How a sandbox's jobs of one collection go.

@@ -37,6 +37,8 @@ pub(crate) struct View {
     jobs: Vec<(String, JobRecord)>,
     /// Jobs started at or before this moment (Unix milliseconds) are done.
     pub(crate) jobs_finished_ms: Option<i64>,
+    /// Its requests are kept in the journal.
+    pub(crate) journal: bool,
 }
 
 #[derive(Debug)]
@@ -83,6 +85,7 @@ impl View {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             jobs_finished_ms: s.jobs_finished_ms,
+            journal: s.settings.journal.unwrap_or(true),
             chaos,
             sandbox: s.id.as_str().into(),
             account: format!("sandbox:{}", s.id).into(),

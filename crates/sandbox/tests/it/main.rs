@@ -21,6 +21,7 @@ mod dashboard;
 mod hardening;
 mod interception;
 mod jobs;
+mod journal;
 mod latency;
 mod objects;
 mod observability;

@@ -1,0 +1,115 @@
+//! The pause a service's refusal announces, read from its headers the way its definition names
+//! them: one reader for every side that judges a wait (the request journal's conduct report
+//! here; a client choosing its pause).
+
+use crate::model::Service;
+use crate::rate_headers::{RateValue, X_APISTEND_RETRY_AFTER};
+
+impl Service {
+    /// Milliseconds the answer sent at `sent_ms` (Unix milliseconds) asks its client to wait,
+    /// read with `header` (a lookup by lower-case name): the definition's own pause headers
+    /// (WB's `X-Ratelimit-Retry` in seconds, MoySklad's `X-Lognex-Retry-After` in
+    /// milliseconds), the standard `Retry-After` (seconds or an HTTP date) and the sandbox's
+    /// `X-APIStend-Retry-After`, the longest of them; when none says, the moment the bucket is
+    /// full again where the service names only that (Yandex Market's
+    /// `X-RateLimit-Resource-Until`). `None` when the answer announces no pause.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let wb = catalog.service(apistend_catalog::ServiceId::WB).unwrap();
+    /// let h = |name: &str| (name == "x-ratelimit-retry").then_some("2");
+    /// assert_eq!(wb.announced_wait_ms(h, 0), Some(2000));
+    /// let ms = catalog.service_id("moysklad")?;
+    /// let ms = catalog.service(ms).unwrap();
+    /// let h = |name: &str| (name == "x-lognex-retry-after").then_some("1500");
+    /// assert_eq!(ms.announced_wait_ms(h, 0), Some(1500));
+    /// assert_eq!(ms.announced_wait_ms(|_| None, 0), None);
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    pub fn announced_wait_ms<'h>(
+        &self,
+        header: impl Fn(&str) -> Option<&'h str>,
+        sent_ms: u64,
+    ) -> Option<u64> {
+        let own = self.headers.iter().filter_map(|h| {
+            let v = header(h.name)?.trim();
+            match h.value {
+                Ok(RateValue::RetryAfterSecs) => v.parse::<u64>().ok().map(|s| s * 1000),
+                Ok(RateValue::RetryAfterMs) => v.parse().ok(),
+                _ => None,
+            }
+        });
+        let general = ["retry-after", X_APISTEND_RETRY_AFTER]
+            .into_iter()
+            .filter_map(|name| until(header(name)?.trim(), sent_ms));
+        own.chain(general).max().or_else(|| {
+            self.headers
+                .iter()
+                .filter(|h| h.value == Ok(RateValue::ResetDate))
+                .find_map(|h| date_ms(header(h.name)?.trim()))
+                .map(|at| at.saturating_sub(sent_ms))
+        })
+    }
+}
+
+/// A `Retry-After` value: seconds (whole, or with a fraction as some servers write them), or an
+/// HTTP date (a past one is no pause).
+fn until(v: &str, sent_ms: u64) -> Option<u64> {
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs.saturating_mul(1000));
+    }
+    if let Ok(secs) = v.parse::<f64>() {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // within 0..1e12
+        return (secs.is_finite() && secs >= 0.0).then(|| (secs.min(1e9) * 1000.0).ceil() as u64);
+    }
+    date_ms(v).map(|at| at.saturating_sub(sent_ms))
+}
+
+/// An HTTP date as Unix milliseconds.
+fn date_ms(v: &str) -> Option<u64> {
+    let at = httpdate::parse_http_date(v).ok()?;
+    let d = at.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(d.as_millis()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Catalog, ServiceId};
+
+    #[test]
+    fn a_date_is_read_as_the_time_left_and_the_longest_pause_wins() {
+        let catalog = Catalog::builtin().unwrap();
+        let ym = catalog.service_id("ymarket").unwrap();
+        let ym = catalog.service(ym).unwrap();
+        // 1994-11-06T08:49:37Z
+        let h = |n: &str| {
+            (n == "x-ratelimit-resource-until").then_some("Sun, 06 Nov 1994 08:49:37 GMT")
+        };
+        assert_eq!(ym.announced_wait_ms(h, 784_111_770_000), Some(7000));
+        assert_eq!(
+            ym.announced_wait_ms(h, 784_111_790_000),
+            Some(0),
+            "a past date"
+        );
+        let b24 = catalog.service(ServiceId::B24).unwrap();
+        let h = |n: &str| match n {
+            "x-apistend-retry-after" => Some("1"),
+            "retry-after" => Some("3"),
+            _ => None,
+        };
+        assert_eq!(b24.announced_wait_ms(h, 0), Some(3000));
+        assert_eq!(b24.announced_wait_ms(|_| Some("soon"), 0), None);
+        // Fractions, and the obsolete date forms a recipient must read (RFC 9110 §5.6.7).
+        let at = 784_111_770_000;
+        for (v, ms) in [
+            ("1.5", 1500),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", 7000),
+            ("Sun Nov  6 08:49:37 1994", 7000),
+            ("-1", 0),
+        ] {
+            let h = |n: &str| (n == "retry-after").then_some(v);
+            let want = (v != "-1").then_some(ms);
+            assert_eq!(b24.announced_wait_ms(h, at), want, "{v}");
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The sandbox's conduct report tells three clients apart, each on its own key, for WB,
+//! MoySklad and Bitrix24: this crate's client, which waits what a refusal announces (clean);
+//! one that sends again at once after a rate-limit answer (early retries, counted); one that
+//! repeats a request a 401 answered (retried dead ends, counted).
+
+use std::time::Duration;
+
+use apistend_catalog::{Overrides, ServiceId};
+use apistend_client::Client;
+use apistend_limiter::{MemoryStore, Store};
+use serde_json::{Value, json};
+
+use crate::support;
+
+const TOKEN: &str = "conduct-test-admin-token";
+
+/// The sandbox is stricter than the clients believe: each meets refusals.
+const STRICT: &str = "[wb.groups.\"statistics-api.get.api-v1-supplier-incomes\"]\nburst = 2\ninterval_ms = 500\n\
+    [moysklad.groups.user]\nburst = 8\ninterval_ms = 150\n\
+    [b24.groups.portal]\nburst = 2\ninterval_ms = 500\n";
+
+/// What the client believes: looser, so that it sends into the sandbox's refusals.
+const LOOSE: &str =
+    "[wb.groups.\"statistics-api.get.api-v1-supplier-incomes\"]\nburst = 10\ninterval_ms = 100\n";
+
+/// One service's request, as each client sends it.
+struct Call {
+    service: ServiceId,
+    /// Under the sandbox's base, before the path.
+    prefix: &'static str,
+    /// `{key}` stands for the key.
+    path: &'static str,
+    method: reqwest::Method,
+    /// The header that carries the key, and its value's form.
+    auth: Option<(&'static str, &'static str)>,
+    /// A rate-limit answer's status.
+    refused: u16,
+}
+
+fn calls() -> [Call; 3] {
+    [
+        Call {
+            service: ServiceId::WB,
+            prefix: "/wb",
+            path: "/api/v1/supplier/incomes?dateFrom=2026-01-01",
+            method: reqwest::Method::GET,
+            auth: Some(("Authorization", "{key}")),
+            refused: 429,
+        },
+        Call {
+            service: ServiceId::new("moysklad"),
+            prefix: "/moysklad",
+            path: "/api/remap/1.2/entity/product",
+            method: reqwest::Method::GET,
+            auth: Some(("Authorization", "Bearer {key}")),
+            refused: 429,
+        },
+        Call {
+            service: ServiceId::B24,
+            prefix: "/b24",
+            path: "/rest/1/{key}/crm.deal.list",
+            method: reqwest::Method::POST,
+            auth: None,
+            refused: 503,
+        },
+    ]
+}
+
+/// `GET url` of the management API, as JSON.
+async fn admin(url: &str) -> Value {
+    reqwest::Client::new()
+        .get(url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn issue_key(base: &str, sandbox: &str) -> String {
+    let r: Value = reqwest::Client::new()
+        .post(format!("{base}/api/v1/sandboxes/{sandbox}/keys"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    r["key"].as_str().unwrap().to_owned()
+}
+
+impl Call {
+    fn request(&self, base: &str, key: &str) -> reqwest::RequestBuilder {
+        let url = format!("{base}{}{}", self.prefix, self.path.replace("{key}", key));
+        let mut r = reqwest::Client::new()
+            .request(self.method.clone(), url)
+            .header("X-Mock-Delay", "0");
+        if let Some((name, form)) = self.auth {
+            r = r.header(name, form.replace("{key}", key));
+        }
+        r
+    }
+
+    /// This crate's client: six calls, one after the other.
+    async fn obey(&self, base: &str, key: &str) -> u64 {
+        let mut b = Client::builder()
+            .service(self.service)
+            .account(format!("obeys-{key}"))
+            .base_url(format!("{base}{}", self.prefix))
+            .header("X-Mock-Delay", "0")
+            .overrides(Overrides::from_toml(LOOSE).unwrap())
+            .store(Store::from(MemoryStore::new()))
+            .config({
+                let mut c = support::quick();
+                c.max_wait = Duration::from_secs(5);
+                c
+            });
+        if let Some((name, form)) = self.auth {
+            b = b.header(name, form.replace("{key}", key));
+        }
+        let c = b.build().unwrap();
+        let path = self.path.replace("{key}", key);
+        let (path, query) = path.split_once('?').unwrap_or((&path, ""));
+        for _ in 0..6 {
+            let call = if self.method == reqwest::Method::GET {
+                c.get(path)
+            } else {
+                c.post(path)
+            };
+            let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+                .into_owned()
+                .collect();
+            let pairs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let r = call.query(&pairs).send().await;
+            assert!(
+                r.is_ok() || matches!(r, Err(ref e) if e.retry_after().is_some()),
+                "{r:?}"
+            );
+        }
+        c.stats().server_rate_limits
+    }
+
+    /// Sends again at once after every rate-limit answer: twelve requests in all; how many
+    /// came right after a refusal.
+    async fn hammer(&self, base: &str, key: &str) -> u64 {
+        let mut after_refusal = 0;
+        let mut last_refused = false;
+        for _ in 0..12 {
+            if last_refused {
+                after_refusal += 1;
+            }
+            let status = self
+                .request(base, key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
+            last_refused = status == self.refused;
+        }
+        after_refusal
+    }
+
+    /// Repeats a request a 401 answered, three times, paced so that no bucket refuses it.
+    async fn retry_dead_end(&self, base: &str, key: &str) {
+        for _ in 0..4 {
+            let r = self
+                .request(base, key)
+                .header("X-Mock-Scenario", "unauthorized")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 401);
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+        }
+    }
+}
+
+/// The report's part on `key`, and on its only group of `service`.
+fn of<'r>(report: &'r Value, key: &str) -> (&'r Value, &'r Value) {
+    let k = report["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["key"] == key)
+        .unwrap_or_else(|| panic!("no key {key} in {report}"));
+    let groups = k["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{k}");
+    (k, &groups[0])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conduct_report_tells_an_obeying_client_from_a_hammering_one_and_a_dead_end_retrier() {
+    let s = support::sandbox_with(|c| {
+        c.with_admin_token(TOKEN)
+            .with_overrides(Overrides::from_toml(STRICT).unwrap())
+    })
+    .await;
+    let sandboxes = admin(&format!("{}/api/v1/sandboxes", s.base)).await;
+    let id = sandboxes[0]["id"].as_str().unwrap().to_owned();
+    let mut runs = Vec::new();
+    for call in calls() {
+        let keys = [
+            issue_key(&s.base, &id).await,
+            issue_key(&s.base, &id).await,
+            issue_key(&s.base, &id).await,
+        ];
+        let base = s.base.clone();
+        runs.push(tokio::spawn(async move {
+            let (met, early, ()) = tokio::join!(
+                call.obey(&base, &keys[0]),
+                call.hammer(&base, &keys[1]),
+                call.retry_dead_end(&base, &keys[2])
+            );
+            (call.service, keys, met, early)
+        }));
+    }
+    let mut done = Vec::new();
+    for r in runs {
+        done.push(r.await.unwrap());
+    }
+    let report = admin(&format!("{}/api/v1/sandboxes/{id}/conduct", s.base)).await;
+    assert_eq!(report["verdict"], "violations", "{report}");
+    for (service, [obeys, hammers, retries], met, early) in done {
+        let (k, g) = of(&report, &obeys);
+        assert_eq!(k["verdict"], "clean", "{service}: {k}");
+        assert_eq!(g["early_retries"], 0, "{service}: {g}");
+        // It met the sandbox's refusals and waited them out; MoySklad reports the tokens left
+        // on every answer, from which the client learns the stricter quota before a refusal.
+        if service != ServiceId::new("moysklad") {
+            assert!(
+                met >= 1,
+                "{service}: the client met the sandbox's refusals: {g}"
+            );
+        }
+        assert_eq!(g["refused"].as_u64(), Some(met), "{service}: {g}");
+
+        let (k, g) = of(&report, &hammers);
+        assert_eq!(k["verdict"], "violations", "{service}: {k}");
+        assert!(early >= 1, "{service}");
+        assert_eq!(g["early_retries"].as_u64(), Some(early), "{service}: {g}");
+        assert!(g["early_by_max_ms"].as_u64().unwrap() > 0, "{g}");
+        assert_eq!(g["retried_dead_ends"], json!({}), "{service}: {g}");
+        assert!(g["longest_refusal_run"].as_u64().unwrap() >= 1);
+
+        let (k, g) = of(&report, &retries);
+        assert_eq!(k["verdict"], "violations", "{service}: {k}");
+        assert_eq!(g["retried_dead_ends"], json!({"401": 3}), "{service}: {g}");
+        assert_eq!(g["early_retries"], 0, "{service}: {g}");
+        assert_eq!(g["refusals"], json!({"scenario": 4}), "{service}: {g}");
+        let reasons = k["reasons"].to_string();
+        assert!(reasons.contains("repeated after a 401"), "{reasons}");
+    }
+}

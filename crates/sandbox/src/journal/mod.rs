@@ -1,0 +1,191 @@
+//! The request journal: every request a sandbox's keys make, with its answer and the
+//! sandbox's decision, for a test to ask afterwards what arrived (the management API's
+//! `…/requests`) and how its client behaved (`…/conduct`).
+//!
+//! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply);
+//! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
+//! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
+//!   instance shares (with `--redis`), written in batches off the request path;
+//! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key.
+
+pub(crate) mod conduct;
+pub(crate) mod entry;
+mod error;
+pub(crate) mod filter;
+mod mask;
+pub(crate) mod record;
+mod ring;
+mod shared;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apistend_catalog::Catalog;
+use tokio::sync::Notify;
+
+pub(crate) use crate::config::JournalBounds as Bounds;
+pub(crate) use entry::{Entry, Kept, Refused};
+pub(crate) use error::JournalError;
+pub(crate) use filter::Filter;
+pub(crate) use record::Record;
+
+/// Where the journal lives.
+enum Store {
+    Memory(ring::Ring),
+    Redis(shared::Shared),
+}
+
+/// The request journal of every sandbox.
+pub(crate) struct Journal {
+    bounds: Bounds,
+    store: Store,
+    /// Names this instance's records: `INSTANCE-N`.
+    instance: String,
+    catalog: Arc<Catalog>,
+    /// Woken on every request kept (the waits of this instance's memory journal).
+    arrived: Notify,
+}
+
+/// How often a wait reads a journal kept in Redis again.
+const POLL: Duration = Duration::from_millis(25);
+
+impl Journal {
+    /// A journal in this instance's memory.
+    pub(crate) fn memory(bounds: Bounds, catalog: Arc<Catalog>) -> Self {
+        Self {
+            bounds,
+            store: Store::Memory(ring::Ring::new(bounds)),
+            instance: instance(),
+            catalog,
+            arrived: Notify::new(),
+        }
+    }
+
+    /// A journal in the Redis of `conn`, shared by every instance.
+    pub(crate) fn redis(bounds: Bounds, catalog: Arc<Catalog>, conn: crate::sync::Conn) -> Self {
+        let instance = instance();
+        let shared = shared::Shared::new(conn, bounds, Arc::clone(&catalog), instance.clone());
+        Self {
+            bounds,
+            store: Store::Redis(shared),
+            instance,
+            catalog,
+            arrived: Notify::new(),
+        }
+    }
+
+    /// Whether any request is kept (a bound of 0 requests keeps none).
+    pub(crate) fn on(&self) -> bool {
+        self.bounds.requests > 0
+    }
+
+    /// The most bytes of a body kept.
+    pub(crate) fn body_bytes(&self) -> usize {
+        self.bounds.body_bytes
+    }
+
+    /// Keeps `entry`.
+    pub(crate) fn push(&self, entry: Entry) {
+        match &self.store {
+            Store::Memory(r) => {
+                r.push(entry);
+                self.arrived.notify_waiters();
+            }
+            Store::Redis(s) => s.push(entry),
+        }
+    }
+
+    /// `sandbox`'s requests, oldest first.
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn records(&self, sandbox: &str) -> Result<Vec<Record>, JournalError> {
+        match &self.store {
+            Store::Memory(r) => Ok(r
+                .of(sandbox)
+                .iter()
+                .map(|(seq, e)| Record::of(e, format!("{}-{seq}", self.instance), &self.catalog))
+                .collect()),
+            Store::Redis(s) => s.of(sandbox).await,
+        }
+    }
+
+    /// Forgets `sandbox`'s requests.
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn clear(&self, sandbox: &str) -> Result<(), JournalError> {
+        match &self.store {
+            Store::Memory(r) => {
+                r.clear(sandbox);
+                Ok(())
+            }
+            Store::Redis(s) => s.clear(sandbox).await,
+        }
+    }
+
+    /// Waits until `sandbox` has at least `count` requests `filter` matches, or `timeout`
+    /// passed; gives how many it has then.
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn wait(
+        &self,
+        sandbox: &str,
+        filter: &Filter,
+        count: usize,
+        timeout: Duration,
+    ) -> Result<usize, JournalError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            // Asked for before the count is read: a request kept in between wakes it.
+            let arrived = self.arrived.notified();
+            let n = self.count(sandbox, filter).await?;
+            if n >= count || tokio::time::Instant::now() >= deadline {
+                return Ok(n);
+            }
+            let next = match self.store {
+                Store::Memory(_) => deadline,
+                Store::Redis(_) => (tokio::time::Instant::now() + POLL).min(deadline),
+            };
+            tokio::select! {
+                () = arrived => {}
+                () = tokio::time::sleep_until(next) => {}
+            }
+        }
+    }
+
+    /// How many of `sandbox`'s requests `filter` matches.
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn count(
+        &self,
+        sandbox: &str,
+        filter: &Filter,
+    ) -> Result<usize, JournalError> {
+        Ok(self
+            .records(sandbox)
+            .await?
+            .iter()
+            .filter(|r| filter.matches(r))
+            .count())
+    }
+
+    /// Requests kept in this instance's memory and their bytes; requests lost on the way to
+    /// Redis.
+    pub(crate) fn size(&self) -> (usize, usize, u64) {
+        match &self.store {
+            Store::Memory(r) => {
+                let (n, b) = r.size();
+                (n, b, 0)
+            }
+            Store::Redis(s) => (0, 0, s.lost()),
+        }
+    }
+}
+
+/// A name for this instance's records: eight hex digits, new at every start.
+fn instance() -> String {
+    format!("{:08x}", fastrand::u32(..))
+}

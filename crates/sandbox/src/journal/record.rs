@@ -1,0 +1,207 @@
+//! A journal entry as the management API shows it (and as the Redis journal keeps it): secrets
+//! masked, the operation and the limit group named, bodies as text, the wait the answer
+//! announced read the way the service's definition says.
+
+use std::collections::BTreeMap;
+
+use apistend_catalog::Catalog;
+use base64::Engine as _;
+use http::HeaderMap;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::entry::{Entry, Kept, Refused};
+use super::mask::Mask;
+
+/// One request of a sandbox and its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Record {
+    /// Unique in the sandbox: the instance that answered it and its number there.
+    pub(crate) id: String,
+    /// When it arrived, RFC 3339 UTC.
+    pub(crate) at: String,
+    /// When it arrived, in milliseconds since the Unix epoch.
+    pub(crate) at_ms: u64,
+    /// Microseconds from its arrival to its answer.
+    pub(crate) latency_us: u64,
+    /// The key (or `app:ID`, a Bitrix24 local application).
+    pub(crate) key: String,
+    pub(crate) service: String,
+    /// `METHOD /path/template` of the operation it resolved to, if any.
+    pub(crate) operation: Option<String>,
+    /// The limit group it drew from.
+    pub(crate) group: Option<String>,
+    pub(crate) request: Sent,
+    pub(crate) response: Answered,
+    pub(crate) decision: Decided,
+}
+
+/// The request, as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Sent {
+    pub(crate) method: String,
+    /// The path as sent (the sandbox's service prefix included; a credential in it masked).
+    pub(crate) path: String,
+    pub(crate) query: Option<String>,
+    /// Lower-case name → value (repeated headers joined by `, `); credentials masked.
+    pub(crate) headers: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub(crate) body: BodyShown,
+}
+
+/// The answer, as it was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Answered {
+    pub(crate) status: u16,
+    pub(crate) headers: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub(crate) body: BodyShown,
+}
+
+/// A body: its text (or base64, when it is not UTF-8), up to the journal's bound.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
+pub(crate) struct BodyShown {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) body_base64: Option<String>,
+    /// Its whole length.
+    pub(crate) body_bytes: usize,
+    /// Whether only its start is kept.
+    pub(crate) body_truncated: bool,
+}
+
+/// What the sandbox decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Decided {
+    /// Tokens left in the bucket after it, when it reached the limit.
+    pub(crate) remaining: Option<u32>,
+    /// The bucket's capacity.
+    pub(crate) limit: Option<u32>,
+    /// Why it was refused, if it was.
+    pub(crate) refused: Option<Refused>,
+    /// The refusal's reason (a validation's: what is wrong with the request).
+    pub(crate) reason: Option<String>,
+    /// The scenario that answered (`X-APIStend-Scenario`), if any.
+    pub(crate) scenario: Option<String>,
+    /// Milliseconds the answer asked the client to wait before its next request to the
+    /// bucket (its service's pause headers), if it asked.
+    pub(crate) wait_ms: Option<u64>,
+}
+
+impl Record {
+    /// `e` as shown, numbered `id`.
+    pub(crate) fn of(e: &Entry, id: String, catalog: &Catalog) -> Self {
+        let mask = Mask::new(
+            e.credential.as_deref(),
+            &[&e.body.bytes, &e.answer_body.bytes],
+        );
+        let service = catalog.service(e.service);
+        let operation = service
+            .zip(e.operation)
+            .and_then(|(s, i)| s.operations.get(i))
+            .map(|o| format!("{} {}", o.method, o.path));
+        let group = service
+            .zip(e.group)
+            .and_then(|(s, g)| s.groups.get(g))
+            .map(|g| g.id.clone());
+        let header = |name: &str| e.answer_headers.get(name).and_then(|v| v.to_str().ok());
+        let wait_ms = service.and_then(|s| s.announced_wait_ms(header, e.answered_ms()));
+        let scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
+        let reason = e.refused.map(|r| {
+            header("x-apistend-invalid").map_or_else(
+                || reason(r, group.as_deref(), scenario.as_deref()),
+                str::to_owned,
+            )
+        });
+        Record {
+            id,
+            at: apistend_answers::clock::utc_ms(i64::try_from(e.at_us / 1000).unwrap_or(i64::MAX)),
+            at_ms: e.at_us / 1000,
+            latency_us: e.latency_us,
+            key: e.key.to_string(),
+            service: e.service.as_str().to_owned(),
+            operation,
+            group,
+            request: Sent {
+                method: e.method.as_str().to_owned(),
+                path: mask.text(e.uri.path()).into_owned(),
+                query: e.uri.query().map(|q| mask.text(q).into_owned()),
+                headers: headers(&e.headers, &mask),
+                body: shown(&e.body, &mask),
+            },
+            response: Answered {
+                status: e.status,
+                headers: headers(&e.answer_headers, &mask),
+                body: shown(&e.answer_body, &mask),
+            },
+            decision: Decided {
+                remaining: e.fill.map(|f| f.0),
+                limit: e.fill.map(|f| f.1),
+                refused: e.refused,
+                reason,
+                scenario,
+                wait_ms,
+            },
+        }
+    }
+
+    /// The request's body as JSON, if it is JSON.
+    pub(crate) fn request_json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.request.body.body.as_deref()?).ok()
+    }
+}
+
+/// The reason of a refusal that carries none of its own.
+fn reason(r: Refused, group: Option<&str>, scenario: Option<&str>) -> String {
+    let group = group.unwrap_or("its group");
+    match r {
+        Refused::Limit => format!("over the limit of {group}"),
+        Refused::Validation => "not a request its operation takes".to_owned(),
+        Refused::Lockout => "the key is locked out after repeated rejections".to_owned(),
+        Refused::InFlight => format!("too many requests of {group} at once"),
+        Refused::Operating => "the method's operating time is spent".to_owned(),
+        Refused::Scenario => format!("the scenario {}", scenario.unwrap_or("asked for")),
+    }
+}
+
+fn headers(h: &HeaderMap, mask: &Mask) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in h {
+        let v = mask.header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+        out.entry(name.as_str().to_owned())
+            .and_modify(|old| {
+                old.push_str(", ");
+                old.push_str(&v);
+            })
+            .or_insert(v);
+    }
+    out
+}
+
+/// A kept body as text (a multi-byte character cut at the bound is left out), or as base64
+/// when it is not text.
+fn shown(k: &Kept, mask: &Mask) -> BodyShown {
+    let truncated = k.bytes.len() < k.len;
+    let text = match std::str::from_utf8(&k.bytes) {
+        Ok(t) => Some(t),
+        Err(e) if truncated && e.error_len().is_none() => {
+            std::str::from_utf8(k.bytes.get(..e.valid_up_to()).unwrap_or_default()).ok()
+        }
+        Err(_) => None,
+    };
+    let (body, body_base64) = match text {
+        Some(t) if k.len == 0 && t.is_empty() => (None, None),
+        Some(t) => (Some(mask.text(t).into_owned()), None),
+        None => (
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(&k.bytes)),
+        ),
+    };
+    BodyShown {
+        body,
+        body_base64,
+        body_bytes: k.len,
+        body_truncated: truncated,
+    }
+}
