@@ -3,7 +3,8 @@
     dashboard.py BASE_URL ADMIN_TOKEN CHROMIUM [SCREENSHOT_DIR]
 
 Logs in (a wrong token first), makes a sandbox, sets its Bitrix24 limit from the page, sees the
-bucket fall after requests, a refusal with the answer that was sent, the bucket refill, and
+bucket fall after requests, a refusal with the answer that was sent, the same refusal in the
+request journal beside its request and the conduct report's verdict, the bucket refill, and
 resets it with the page's button; sees an amoCRM key's lockout on its row, cleared by the reset,
 and the objects the sandbox keeps counted, then reset. With SCREENSHOT_DIR, saves what a person sees there.
 Exits non-zero with a message at the first expectation that fails.
@@ -123,6 +124,23 @@ with sync_playwright() as p:
     page.locator("#refusals summary").first.click()
     expect(page.locator("#refusals pre").first).to_contain_text("QUERY_LIMIT_EXCEEDED")
     expect(page.locator("#rates tbody tr")).not_to_have_count(0)
+
+    # The request journal: the refusals, newest first; one opened shows the request and its answer
+    # side by side (the key masked); the conduct report has seen a request sent before the wait a
+    # refusal announced (call() sends again at once).
+    page.check("#r-refused")
+    rows = page.locator("#requests tbody tr[data-id]")
+    expect(rows.first).to_contain_text("/b24/rest/crm.deal.fields.json", timeout=10_000)
+    expect(rows.first).to_contain_text("refused: limit")
+    rows.first.click()
+    expect(page.locator("#r-sent")).to_contain_text("POST /b24/rest/crm.deal.fields.json")
+    expect(page.locator("#r-sent")).to_contain_text("x-mock-key: ***")
+    if key in page.locator("#r-sent").inner_text():
+        raise SystemExit("the journal shows the key unmasked in the request's headers")
+    expect(page.locator("#r-answer")).to_contain_text("QUERY_LIMIT_EXCEEDED")
+    expect(page.locator("#conduct")).to_contain_text("before the announced wait", timeout=10_000)
+    page.uncheck("#r-refused")
+    expect(rows.first).to_be_visible()
 
     # It refills by itself…
     low = remaining(page)[0]

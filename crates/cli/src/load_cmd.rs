@@ -111,6 +111,9 @@ struct Summary {
     store: String,
     algorithm: String,
     limiter: bool,
+    /// The sandbox's conduct report on the run's key (`--admin-token`): whether its requests
+    /// waited what the refusals announced and left dead ends alone.
+    conduct: Option<crate::server_conduct::Conduct>,
 }
 
 pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
@@ -167,6 +170,15 @@ pub(crate) fn run(args: &LoadArgs) -> anyhow::Result<()> {
         if let (Some(b), Some(i)) = (summary.learned_burst, summary.learned_interval_ms) {
             println!("learned from the server's answers: burst {b}, one every {i:.1} ms");
         }
+        if let Some(c) = &summary.conduct {
+            println!(
+                "the sandbox's verdict on the key: {} · early retries {} · retried dead ends {}",
+                c.verdict, c.early_retries, c.retried_dead_ends
+            );
+            for r in &c.reasons {
+                println!("  {r}");
+            }
+        }
     }
     Ok(())
 }
@@ -211,10 +223,7 @@ async fn load(
     algorithm: Algorithm,
     overrides: &Overrides,
 ) -> anyhow::Result<Summary> {
-    if let Some(addr) = args.metrics_addr {
-        let bound = crate::metrics_listener::serve(addr).await?;
-        eprintln!("metrics on http://{bound}/metrics");
-    }
+    serve_metrics(args.metrics_addr).await?;
     let catalog = args.services.catalog(&Overrides::default())?;
     let sid = catalog.service_id(&args.service)?;
     let service = catalog
@@ -246,6 +255,7 @@ async fn load(
         Some(token) => Some(server_quota(&raw, &base, token, args, service, &group_id).await?),
         None => None,
     };
+    let started_ms = u64::try_from(apistend_answers::clock::unix_now_ms()).unwrap_or(0);
     let run = Run {
         start: Instant::now(),
         duration: Duration::from_secs(args.duration),
@@ -289,6 +299,7 @@ async fn load(
     let learned = clients
         .first()
         .and_then(|c| c.learned().into_iter().find(|l| l.group == group_id));
+    let conduct = conduct_since(&raw, &base, args, started_ms).await?;
     let measured = Measured {
         elapsed: run
             .start
@@ -300,6 +311,7 @@ async fn load(
         server_quota,
         weight,
         learned,
+        conduct,
     };
     Ok(summarize(args, algorithm, &clients, &run.counts, measured))
 }
@@ -352,11 +364,41 @@ async fn server_quota(
     service: &Service,
     group: &str,
 ) -> anyhow::Result<apistend_limiter::Quota> {
-    let root = reqwest::Url::parse(base)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_else(|_| base.to_owned());
+    let root = root_of(base);
     crate::server_quota::server_quota(raw, &root, token, &args.key, service.id.as_str(), group)
         .await
+}
+
+/// Serves the clients' metrics at `addr`, when given, while the run lasts.
+async fn serve_metrics(addr: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
+    if let Some(addr) = addr {
+        let bound = crate::metrics_listener::serve(addr).await?;
+        eprintln!("metrics on http://{bound}/metrics");
+    }
+    Ok(())
+}
+
+/// The sandbox's conduct report on the run's key since `started_ms`, when `--admin-token` is
+/// given.
+async fn conduct_since(
+    raw: &reqwest::Client,
+    base: &str,
+    args: &LoadArgs,
+    started_ms: u64,
+) -> anyhow::Result<Option<crate::server_conduct::Conduct>> {
+    let Some(token) = &args.admin_token else {
+        return Ok(None);
+    };
+    let root = root_of(base);
+    let c = crate::server_conduct::conduct(raw, &root, token, &args.key, started_ms);
+    Ok(Some(c.await?))
+}
+
+/// The root of `base`, where the sandbox's management API is.
+fn root_of(base: &str) -> String {
+    reqwest::Url::parse(base)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| base.to_owned())
 }
 
 /// What a run measured besides its counts.
@@ -367,6 +409,7 @@ struct Measured {
     server_quota: Option<apistend_limiter::Quota>,
     weight: u32,
     learned: Option<apistend_client::LearnedQuota>,
+    conduct: Option<crate::server_conduct::Conduct>,
 }
 
 /// The run's summary.
@@ -422,6 +465,7 @@ fn summarize(
         },
         algorithm: algorithm.as_str().into(),
         limiter: !args.no_limiter,
+        conduct: m.conduct,
     }
 }
 

@@ -11,6 +11,7 @@ mod metrics_listener;
 mod plot_cmd;
 mod proxy;
 mod serve_cmd;
+mod server_conduct;
 mod server_quota;
 mod services_arg;
 

@@ -10,7 +10,8 @@ use apistend_limiter::Quota;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
-struct Sandbox {
+pub(crate) struct Sandbox {
+    pub(crate) id: String,
     keys: Vec<String>,
     limits: Vec<Limit>,
 }
@@ -54,18 +55,7 @@ pub(crate) async fn server_quota(
             .bearer_auth(token)
             .timeout(Duration::from_secs(10))
     };
-    let answer = get("/api/v1/sandboxes")
-        .query(&[("q", key), ("limit", "10")])
-        .send()
-        .await
-        .context("the sandbox's management API")?;
-    if !answer.status().is_success() {
-        bail!(
-            "the sandbox's management API answered {} to GET /api/v1/sandboxes (check --admin-token)",
-            answer.status()
-        );
-    }
-    let sandboxes: Vec<Sandbox> = answer.json().await.context("its list of sandboxes")?;
+    let sandboxes = sandboxes_of(http, root, token, key).await?;
     let own = sandboxes
         .iter()
         .filter(|s| s.keys.iter().any(|k| k == key))
@@ -96,4 +86,33 @@ pub(crate) async fn server_quota(
         burst,
         Duration::from_secs_f64(interval_ms / 1e3),
     )?)
+}
+
+/// The sandboxes of the sandbox at `root` that have `key` (one, unless the key is unknown).
+///
+/// # Errors
+/// The management API refuses the token or cannot be reached.
+pub(crate) async fn sandboxes_of(
+    http: &reqwest::Client,
+    root: &str,
+    token: &str,
+    key: &str,
+) -> anyhow::Result<Vec<Sandbox>> {
+    let answer = http
+        .get(format!("{root}/api/v1/sandboxes"))
+        .bearer_auth(token)
+        .timeout(Duration::from_secs(10))
+        .query(&[("q", key), ("limit", "10")])
+        .send()
+        .await
+        .context("the sandbox's management API")?;
+    if !answer.status().is_success() {
+        bail!(
+            "the sandbox's management API answered {} to GET /api/v1/sandboxes (check --admin-token)",
+            answer.status()
+        );
+    }
+    let mut all: Vec<Sandbox> = answer.json().await.context("its list of sandboxes")?;
+    all.retain(|s| s.keys.iter().any(|k| k == key));
+    Ok(all)
 }

@@ -79,7 +79,8 @@ pub(crate) async fn dispatch(
     req: Request<Body>,
 ) -> Response<Body> {
     let target = intercept::target(&state.catalog, req.uri(), req.headers(), None);
-    handle(state, req, target, Surface::Sandbox).await
+    // Through the router, the connection is not known (0).
+    handle(state, req, target, (Surface::Sandbox, 0)).await
 }
 
 /// A request that is not for the management API's handlers, once its target is known.
@@ -87,11 +88,12 @@ pub(crate) async fn handle(
     state: Arc<AppState>,
     req: Request<Body>,
     target: Target,
-    surface: Surface,
+    (surface, conn): (Surface, u64),
 ) -> Response<Body> {
     match target {
         Target::Service { index, host } => {
-            return pipeline::handle(state, pipeline::Route::by_host(index, host), req).await;
+            return pipeline::handle(state, pipeline::Route::by_host(index, host).on(conn), req)
+                .await;
         }
         Target::Elsewhere(host) => {
             return intercept::connect::refusal(
@@ -108,7 +110,12 @@ pub(crate) async fn handle(
     match state.catalog.route_index(path) {
         Some((index, rest)) => {
             let prefix = path.len() - rest.len();
-            pipeline::handle(state, pipeline::Route::by_prefix(index, prefix), req).await
+            pipeline::handle(
+                state,
+                pipeline::Route::by_prefix(index, prefix).on(conn),
+                req,
+            )
+            .await
         }
         None => not_a_service(&state, path),
     }

@@ -38,6 +38,10 @@ pub(crate) struct Server {
 /// An answer in the making.
 type Boxed = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
 
+/// Numbers the connections (the request journal tells a request sent on the connection that
+/// carried a refusal from one of another, maybe sent before the client read it).
+static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl Server {
     /// Serves `http` (and `https`) until `shutdown`, then lets requests in flight finish for
     /// at most 30 s.
@@ -129,8 +133,9 @@ impl Server {
         let phase = Arc::new(transport::Phase::default());
         let io = transport::TimedIo::new(io, Arc::clone(&phase), timeouts);
         let server = Arc::clone(self);
+        let conn = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-            server.respond(req, surface, peer, &phase)
+            server.respond(req, (surface, conn), peer, &phase)
         });
         // No hyper timer: given one, hyper arms its own 30 s head timeout whenever it waits for
         // a request, idle keep-alive time included, which closed pooled connections at 30 s
@@ -159,21 +164,22 @@ impl Server {
         }
     }
 
-    /// One request: its answer, counted as answered and cut into bounded pieces
-    /// ([`pieces`]).
+    /// One request, on connection number `conn`: its answer, counted as answered and cut into
+    /// bounded pieces ([`pieces`]).
     fn respond(
         self: &Arc<Self>,
         req: Request<hyper::body::Incoming>,
-        surface: Surface,
+        (surface, conn): (Surface, u64),
         peer: Option<std::net::IpAddr>,
         phase: &Arc<transport::Phase>,
     ) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<> {
         phase.busy();
         let done = Arc::clone(phase);
-        self.route(req, surface, peer, phase).map(move |resp| {
-            done.answered();
-            Ok(resp.map(pieces::bounded))
-        })
+        self.route(req, (surface, conn), peer, phase)
+            .map(move |resp| {
+                done.answered();
+                Ok(resp.map(pieces::bounded))
+            })
     }
 
     /// A `CONNECT`: the tunnel it opens is served in a task of its own once the connection is
@@ -216,7 +222,7 @@ impl Server {
     fn route(
         self: &Arc<Self>,
         mut req: Request<hyper::body::Incoming>,
-        surface: Surface,
+        (surface, conn): (Surface, u64),
         peer: Option<std::net::IpAddr>,
         phase: &Arc<transport::Phase>,
     ) -> Boxed {
@@ -248,7 +254,7 @@ impl Server {
         // stack, its kilobytes would be copied into the box on every request.
         let boxed = Box::write(
             Box::new_uninit(),
-            routes::handle(state, req.map(Body::new), target, surface),
+            routes::handle(state, req.map(Body::new), target, (surface, conn)),
         );
         Box::into_pin(boxed)
     }

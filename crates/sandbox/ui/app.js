@@ -159,6 +159,9 @@ async function choose(id) {
   }
   renderRefusals();
   countObjects();
+  ui.requestShown = null;
+  $("request-detail").hidden = true;
+  loadRequests();
   document.querySelectorAll("#sandboxes li").forEach((li) => li.classList.toggle("chosen", li.dataset.id === id));
   startFeed();
 }
@@ -245,7 +248,10 @@ async function startFeed() {
 
 function onEvent(name, d) {
   if (name === "buckets") onBuckets(d);
-  else if (name === "rates") onRates(d);
+  else if (name === "rates") {
+    onRates(d);
+    loadRequests();
+  }
   else if (name === "refusal") {
     ui.refusals.unshift(d);
     ui.refusals.length = Math.min(ui.refusals.length, 50);
@@ -363,6 +369,80 @@ function renderRefusals() {
   if (!ui.refusals.length) $("refusals").append(el("li", { class: "muted" }, "none yet"));
 }
 
+// --- the request journal ----------------------------------------------------
+
+// The sandbox's latest requests (the journal) and its keys' conduct; read again with each
+// `rates` tick of the live feed, one read at a time.
+async function loadRequests() {
+  if (!ui.sandbox || ui.loadingRequests) return;
+  ui.loadingRequests = true;
+  try {
+    const id = encodeURIComponent(ui.sandbox.id);
+    const q = new URLSearchParams({ order: "newest", limit: "50" });
+    if ($("r-refused").checked) q.set("refused", "any");
+    const page = await json("GET", `/api/v1/sandboxes/${id}/requests?${q}`);
+    const conduct = await json("GET", `/api/v1/sandboxes/${id}/conduct`);
+    renderRequests(page.requests);
+    const bad = conduct.verdict !== "clean";
+    $("conduct").className = bad ? "bad" : "muted";
+    $("conduct").textContent = bad
+      ? "Conduct: " + conduct.reasons.join("; ")
+      : `Conduct: clean (${conduct.requests} requests)`;
+  } catch (_) {
+    // The next tick reads again.
+  } finally {
+    ui.loadingRequests = false;
+  }
+}
+
+function renderRequests(requests) {
+  ui.requests = new Map(requests.map((r) => [r.id, r]));
+  $("requests").tBodies[0].replaceChildren(
+    ...requests.map((r) => {
+      const d = r.decision;
+      const decided = d.refused ? `refused: ${d.refused}` + (d.wait_ms != null ? `, wait ${d.wait_ms} ms` : "") : d.remaining != null ? `${d.remaining}/${d.limit} left` : "";
+      const row = el(
+        "tr",
+        { "data-id": r.id, onclick: () => showRequest(r.id) },
+        el("td", { class: "num" }, new Date(r.at_ms).toLocaleTimeString()),
+        el("td", { class: "mono" }, r.key),
+        el("td", { class: "mono" }, `${r.request.method} ${r.request.path}`),
+        el("td", { class: "num" }, String(r.response.status)),
+        el("td", {}, decided),
+      );
+      row.classList.toggle("chosen", r.id === ui.requestShown);
+      return row;
+    }),
+  );
+  if (!requests.length) $("requests").tBodies[0].append(el("tr", {}, el("td", { class: "muted", colspan: "5" }, "none yet")));
+}
+
+function heads(h) {
+  return Object.entries(h).map(([k, v]) => `${k}: ${v}`).join("\n");
+}
+
+// A request and its answer, side by side.
+function showRequest(id) {
+  const r = ui.requests.get(id);
+  if (!r) return;
+  ui.requestShown = id;
+  document.querySelectorAll("#requests tbody tr").forEach((tr) => tr.classList.toggle("chosen", tr.dataset.id === id));
+  const q = r.request;
+  const body = (b) => b.body ?? (b.body_base64 ? `(${b.body_bytes} bytes, base64) ${b.body_base64}` : "") + (b.body_truncated ? `\n… (${b.body_bytes} bytes in all)` : "");
+  $("r-sent").textContent = `${q.method} ${q.path}${q.query ? "?" + q.query : ""}\n${heads(q.headers)}\n\n${body(q)}`;
+  const a = r.response;
+  const d = r.decision;
+  $("r-answer").textContent = `${a.status} · ${r.operation ?? "no operation"} · ${r.group ?? "-"}` + (d.reason ? ` · ${d.reason}` : "") + `\n${heads(a.headers)}\n\n${body(a)}`;
+  $("request-detail").hidden = false;
+}
+
+async function clearRequests() {
+  await api("DELETE", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/requests`);
+  ui.requestShown = null;
+  $("request-detail").hidden = true;
+  await loadRequests();
+}
+
 // --- controls ---------------------------------------------------------------
 
 // The objects the sandbox keeps, counted per collection (`service/collection: n`).
@@ -455,6 +535,9 @@ function wire() {
   $("settings-form").addEventListener("submit", saveSettings);
   $("objects-refresh").addEventListener("click", countObjects);
   $("objects-reset").addEventListener("click", resetObjects);
+  $("r-refresh").addEventListener("click", loadRequests);
+  $("r-refused").addEventListener("change", loadRequests);
+  $("r-clear").addEventListener("click", clearRequests);
 }
 
 wire();

@@ -166,6 +166,9 @@ fn against_a_stricter_sandbox_the_client_learns_its_quota_and_load_reports_the_s
     // X-Ratelimit-Limit and narrows its rate below the catalog's.
     assert_eq!(v["learned_burst"], 2, "{v}");
     assert!(v["learned_interval_ms"].as_f64().unwrap() > 250.0, "{v}");
+    // The sandbox's conduct report on the run's key: it met refusals and waited them out.
+    assert_eq!(v["conduct"]["verdict"], "clean", "{v}");
+    assert_eq!(v["conduct"]["early_retries"], 0, "{v}");
     // A wrong token is a clear failure, not a report without the figure.
     let (server, base) = apistend_testkit::serve_process(
         env!("CARGO_BIN_EXE_apistend"),

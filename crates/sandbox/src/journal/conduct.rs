@@ -5,7 +5,12 @@
 //!   announced had passed (the service's own pause header: WB's `X-Ratelimit-Retry`,
 //!   MoySklad's `X-Lognex-Retry-After`, Yandex Market's `X-RateLimit-Resource-Until`, else
 //!   `Retry-After` or our `X-APIStend-Retry-After`), and by how much: the record's "on 429,
-//!   wait at least what the server says";
+//!   wait at least what the server says". A request that arrived before, or within
+//!   [`IN_FLIGHT_MS`] after, the answer to the first refusal of a run of refusals is not judged:
+//!   it may have left before the client read that refusal (a fleet's workers have requests in
+//!   flight; they are refused too, and do not move that moment); every later request before the
+//!   wait the last refusal announced has passed is an early retry, until an answer that is not
+//!   a refusal ends the run;
 //! - **retried dead ends** — the same request (method, path, query and body) sent again by
 //!   the same key after a 401, 403 or 404 answered it, with no successful write of the key's in
 //!   between (a write may have made the request good): the record's "never retry 401/403/404";
@@ -21,6 +26,10 @@ use super::record::Record;
 /// An early request within this many milliseconds of the announced moment is not counted:
 /// the journal's times are whole milliseconds.
 const SLACK_MS: u64 = 2;
+
+/// A request within this many milliseconds after the answer to the first refusal of a run may
+/// have been sent before the client read that refusal: it is not judged.
+pub(crate) const IN_FLIGHT_MS: u64 = 50;
 
 /// How a sandbox's keys treated its services' limits.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,9 +91,19 @@ pub(crate) struct GroupReport {
 struct Bucket {
     report: GroupReport,
     run: u64,
-    /// No request before this moment (Unix ms), as the last refusal announced.
-    not_before: Option<u64>,
+    /// The last refusal that announced a wait: no request before `until` (Unix ms).
+    not_before: Option<Pause>,
     early: Vec<u64>,
+}
+
+/// A wait a refusal announced.
+#[derive(Clone, Copy)]
+struct Pause {
+    /// No request before this moment (Unix ms), as the last refusal announced.
+    until: u64,
+    /// Requests before this moment (Unix µs) may have been in flight when the run's first
+    /// refusal was read.
+    in_flight_until_us: u64,
 }
 
 /// What is followed of one key.
@@ -145,12 +164,12 @@ impl Bucket {
             rep.group.clone_from(&r.group);
         }
         rep.requests += 1;
-        if let Some(at) = self.not_before {
-            if r.at_ms + SLACK_MS < at {
-                self.early.push(at - r.at_ms);
-            } else {
+        if let Some(p) = self.not_before {
+            if r.at_ms + SLACK_MS >= p.until {
                 // Waited long enough: what comes later is judged by the next refusal.
                 self.not_before = None;
+            } else if r.at_us >= p.in_flight_until_us {
+                self.early.push(p.until - r.at_ms);
             }
         }
         match r.decision.refused {
@@ -160,11 +179,24 @@ impl Bucket {
                 self.run += 1;
                 rep.longest_refusal_run = rep.longest_refusal_run.max(self.run);
             }
-            None => self.run = 0,
+            None => {
+                self.run = 0;
+                // An answer that was not a refusal ends the pause: what follows it is no retry.
+                self.not_before = None;
+            }
         }
         if let Some(wait) = r.decision.wait_ms.filter(|_| r.decision.refused.is_some()) {
-            let answered = r.at_ms + r.latency_us / 1000;
-            self.not_before = Some(answered + wait);
+            let answered_us = r.at_us + r.latency_us;
+            // A run of refusals keeps the moment of its first: a refusal of a request in
+            // flight, or of an early one, does not move it (the pause is still on).
+            let in_flight_until_us = match self.not_before {
+                Some(p) => p.in_flight_until_us,
+                None => answered_us + IN_FLIGHT_MS * 1000,
+            };
+            self.not_before = Some(Pause {
+                until: answered_us / 1000 + wait,
+                in_flight_until_us,
+            });
         }
     }
 
@@ -236,4 +268,86 @@ fn same_request(r: &Record) -> String {
 /// A method that may change what the service holds.
 fn is_write(method: &str) -> bool {
     !matches!(method, "GET" | "HEAD" | "OPTIONS")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A request of key `k` to WB's group `g`, arriving at `at` on connection `conn`.
+    fn rec(
+        k: &str,
+        at: u64,
+        conn: u64,
+        status: u16,
+        refused: Option<&str>,
+        wait: Option<u64>,
+    ) -> Record {
+        serde_json::from_value(json!({
+            "id": "0000abcd-1", "at": "", "at_ms": at, "at_us": at * 1000, "latency_us": 1000,
+            "connection": conn,
+            "key": k, "service": "wb", "operation": null, "group": "g",
+            "request": {"method": "GET", "path": "/wb/x", "query": null, "headers": {},
+                        "body_bytes": 0, "body_truncated": false},
+            "response": {"status": status, "headers": {}, "body_bytes": 0, "body_truncated": false},
+            "decision": {"remaining": 0, "limit": 1, "refused": refused, "reason": null,
+                         "scenario": null, "wait_ms": wait},
+        }))
+        .unwrap()
+    }
+
+    fn early(records: &[Record]) -> u64 {
+        report(records).keys[0].groups[0].early_retries
+    }
+
+    #[test]
+    fn a_request_is_early_unless_it_may_have_left_before_the_refusal_was_read() {
+        let refused = |at, conn| rec("k", at, conn, 429, Some("limit"), Some(1000));
+        let ok = |at, conn| rec("k", at, conn, 200, None, None);
+        // A refusal answered at 1001: the wait ends at 2001, requests until 1051 were in flight.
+        let base = vec![ok(900, 1), refused(1000, 1)];
+        let with = |more: Vec<Record>| [base.clone(), more].concat();
+        assert_eq!(early(&with(vec![ok(1000, 2)])), 0, "before the answer");
+        assert_eq!(early(&with(vec![ok(1040, 2)])), 0, "in flight");
+        assert_eq!(
+            early(&with(vec![ok(1060, 1)])),
+            1,
+            "after the client read it"
+        );
+        assert_eq!(early(&with(vec![ok(2001, 1)])), 0, "waited");
+        // Requests in flight are refused too; they do not move the run's moment.
+        let run = vec![refused(1010, 2), refused(1030, 3), ok(1055, 2)];
+        assert_eq!(early(&with(run)), 1);
+        // An answer that is not a refusal ends the run.
+        let run = vec![ok(1060, 1), ok(1070, 1)];
+        assert_eq!(early(&with(run)), 1);
+        // A client sending again every 20 ms: all but the in-flight ones are early.
+        let hammer: Vec<Record> = (1..=10).map(|i| refused(1000 + 20 * i, 1)).collect();
+        let r = report(&with(hammer));
+        assert_eq!(r.keys[0].groups[0].early_retries, 8);
+        assert_eq!(r.keys[0].groups[0].longest_refusal_run, 11);
+        assert_eq!(r.verdict, Verdict::Violations);
+        // The wait the refusal at 1040 announced (until 2041), 1060 the first judged.
+        assert_eq!(r.keys[0].groups[0].early_by_max_ms, Some(2041 - 1060));
+    }
+
+    #[test]
+    fn a_request_repeated_after_a_dead_end_counts_until_a_write_succeeds() {
+        let mut get = rec("k", 1, 1, 401, Some("scenario"), None);
+        let again = rec("k", 2, 1, 401, Some("scenario"), None);
+        let r = report(&[get.clone(), again.clone(), again.clone()]);
+        assert_eq!(
+            r.keys[0].groups[0].retried_dead_ends,
+            BTreeMap::from([(401, 2)])
+        );
+        let mut write = rec("k", 3, 1, 201, None, None);
+        write.request.method = "POST".to_owned();
+        write.request.path = "/wb/other".to_owned();
+        get.at_ms = 4;
+        get.response.status = 200;
+        let r = report(&[again, write, get]);
+        assert!(r.keys[0].groups[0].retried_dead_ends.is_empty());
+        assert_eq!(r.verdict, Verdict::Clean);
+    }
 }

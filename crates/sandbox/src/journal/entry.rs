@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use apistend_catalog::ServiceId;
 use axum::body::Bytes;
-use http::{HeaderMap, Method, Uri};
 use serde::{Deserialize, Serialize};
 
 /// Why the sandbox refused a request rather than answer it.
@@ -41,74 +40,96 @@ impl Refused {
     }
 }
 
-/// A request and its answer, as they went.
+/// A request and its answer, as they went. Its buffers are reused: the journal hands out the
+/// slot of a sandbox's oldest request when the sandbox is at its bound (or a spare one), so a
+/// busy sandbox journals without allocating.
 #[derive(Debug)]
 pub(crate) struct Entry {
     /// The sandbox whose key made it.
     pub(crate) sandbox: Arc<str>,
     /// The key, or `app:ID` for a Bitrix24 local application.
     pub(crate) key: Arc<str>,
-    /// The credential as presented (a key, a token): masked wherever it shows.
+    /// The credential as presented, when it is not the key itself (a Bitrix24 application's
+    /// token): masked wherever it shows, as the key is.
     pub(crate) credential: Option<Arc<str>>,
     pub(crate) service: ServiceId,
     /// The operation, as an index into the service's operations.
     pub(crate) operation: Option<usize>,
     /// The operation's own limit group (an index into the service's groups).
     pub(crate) group: Option<usize>,
+    /// The number of the connection it came on (0: not known).
+    pub(crate) conn: u64,
     /// When it arrived, in microseconds since the Unix epoch.
     pub(crate) at_us: u64,
     /// From its arrival to its answer's head.
     pub(crate) latency_us: u64,
-    pub(crate) method: Method,
-    pub(crate) uri: Uri,
-    pub(crate) headers: HeaderMap,
-    /// The start of its body (up to the journal's bound) and its whole length.
-    pub(crate) body: Kept,
+    /// Its method, target and headers ([`super::head::request`]).
+    pub(crate) head: Vec<u8>,
+    /// The start of its body (up to the journal's bound, copied: a slice would keep the
+    /// connection's read buffer alive).
+    pub(crate) body: Vec<u8>,
+    /// Its body's whole length.
+    pub(crate) body_len: usize,
     pub(crate) status: u16,
-    pub(crate) answer_headers: HeaderMap,
-    pub(crate) answer_body: Kept,
+    /// The answer's headers ([`super::head::answer`]).
+    pub(crate) answer_head: Vec<u8>,
+    /// The start of the answer's body (shared: the sandbox made it), and its whole length.
+    pub(crate) answer_body: Bytes,
+    pub(crate) answer_len: usize,
     /// The bucket's tokens left and capacity after the request, when it reached the limit.
     pub(crate) fill: Option<(u32, u32)>,
     pub(crate) refused: Option<Refused>,
 }
 
-/// The start of a body, and its whole length.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Kept {
-    pub(crate) bytes: Bytes,
-    pub(crate) len: usize,
-}
+impl Entry {
+    /// An empty slot.
+    pub(crate) fn empty() -> Box<Self> {
+        Box::new(Entry {
+            sandbox: Arc::from(""),
+            key: Arc::from(""),
+            credential: None,
+            service: ServiceId::WB,
+            operation: None,
+            group: None,
+            conn: 0,
+            at_us: 0,
+            latency_us: 0,
+            head: Vec::new(),
+            body: Vec::new(),
+            body_len: 0,
+            status: 0,
+            answer_head: Vec::new(),
+            answer_body: Bytes::new(),
+            answer_len: 0,
+            fill: None,
+            refused: None,
+        })
+    }
 
-impl Kept {
-    /// At most `max` bytes of `body`: shared when it is short enough, copied otherwise (a slice
-    /// of a large body would keep all of it alive).
-    pub(crate) fn of(body: &Bytes, max: usize) -> Self {
-        let bytes = if body.len() <= max {
-            body.clone()
+    /// Keeps at most `max` bytes of the request's `body` (copied into this slot's buffer).
+    pub(crate) fn keep_body(&mut self, body: &[u8], max: usize) {
+        self.body.clear();
+        self.body
+            .extend_from_slice(body.get(..max.min(body.len())).unwrap_or_default());
+        self.body_len = body.len();
+    }
+
+    /// Keeps at most `max` bytes of the answer's `body` (shared when it is short enough).
+    pub(crate) fn keep_answer_body(&mut self, body: Bytes, max: usize) {
+        self.answer_len = body.len();
+        self.answer_body = if body.len() <= max {
+            body
         } else {
             Bytes::copy_from_slice(body.get(..max).unwrap_or_default())
         };
-        Kept {
-            bytes,
-            len: body.len(),
-        }
     }
-}
 
-impl Entry {
-    /// What it holds, in bytes (roughly): what the journal's byte budget counts.
+    /// What it holds, in bytes (its buffers' capacities): what the journal's byte budget counts.
     pub(crate) fn weight(&self) -> usize {
-        let heads = |h: &HeaderMap| {
-            h.iter()
-                .map(|(k, v)| k.as_str().len() + v.len() + 16)
-                .sum::<usize>()
-        };
-        256 + self.uri.path().len()
-            + self.uri.query().map_or(0, str::len)
-            + heads(&self.headers)
-            + heads(&self.answer_headers)
-            + self.body.bytes.len()
-            + self.answer_body.bytes.len()
+        256 + self.head.capacity()
+            + self.answer_head.capacity()
+            + self.body.capacity()
+            + self.answer_body.len()
     }
 
     /// When its answer was sent, in milliseconds since the Unix epoch.

@@ -2,7 +2,8 @@
 //! sandbox's decision, for a test to ask afterwards what arrived (the management API's
 //! `…/requests`) and how its client behaved (`…/conduct`).
 //!
-//! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply);
+//! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply: its
+//!   heads as one string each, [`head`]);
 //! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
 //! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
 //!   instance shares (with `--redis`), written in batches off the request path;
@@ -12,6 +13,7 @@ pub(crate) mod conduct;
 pub(crate) mod entry;
 mod error;
 pub(crate) mod filter;
+pub(crate) mod head;
 mod mask;
 pub(crate) mod record;
 mod ring;
@@ -24,7 +26,7 @@ use apistend_catalog::Catalog;
 use tokio::sync::Notify;
 
 pub(crate) use crate::config::JournalBounds as Bounds;
-pub(crate) use entry::{Entry, Kept, Refused};
+pub(crate) use entry::{Entry, Refused};
 pub(crate) use error::JournalError;
 pub(crate) use filter::Filter;
 pub(crate) use record::Record;
@@ -42,8 +44,11 @@ pub(crate) struct Journal {
     /// Names this instance's records: `INSTANCE-N`.
     instance: String,
     catalog: Arc<Catalog>,
-    /// Woken on every request kept (the waits of this instance's memory journal).
+    /// Woken on every request kept while a wait is on (the waits of this instance's memory
+    /// journal).
     arrived: Notify,
+    /// Waits on: with none, a request kept wakes nobody (and costs no lock for it).
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 /// How often a wait reads a journal kept in Redis again.
@@ -58,6 +63,7 @@ impl Journal {
             instance: instance(),
             catalog,
             arrived: Notify::new(),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -71,6 +77,7 @@ impl Journal {
             instance,
             catalog,
             arrived: Notify::new(),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -84,12 +91,25 @@ impl Journal {
         self.bounds.body_bytes
     }
 
+    /// A slot for a request, to fill and [`push`](Self::push): in memory, mostly the slot of a
+    /// request a busy sandbox's bound let go of (no allocation).
+    pub(crate) fn slot(&self) -> Arc<Entry> {
+        match &self.store {
+            Store::Memory(r) => r.slot(),
+            Store::Redis(_) => Arc::from(Entry::empty()),
+        }
+    }
+
     /// Keeps `entry`.
-    pub(crate) fn push(&self, entry: Entry) {
+    pub(crate) fn push(&self, entry: Arc<Entry>) {
         match &self.store {
             Store::Memory(r) => {
                 r.push(entry);
-                self.arrived.notify_waiters();
+                // Sequentially consistent with the wait's count: a wait that started after this
+                // load reads the request kept above.
+                if self.waiting.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                    self.arrived.notify_waiters();
+                }
             }
             Store::Redis(s) => s.push(entry),
         }
@@ -137,6 +157,7 @@ impl Journal {
         timeout: Duration,
     ) -> Result<usize, JournalError> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let _on = Waiting::on(&self.waiting);
         loop {
             // Asked for before the count is read: a request kept in between wakes it.
             let arrived = self.arrived.notified();
@@ -182,6 +203,22 @@ impl Journal {
             }
             Store::Redis(s) => (0, 0, s.lost()),
         }
+    }
+}
+
+/// A wait on, counted while it lasts.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn on(n: &'a std::sync::atomic::AtomicUsize) -> Self {
+        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(n)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use apistend_catalog::Catalog;
 use base64::Engine as _;
-use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::entry::{Entry, Kept, Refused};
+use super::entry::{Entry, Refused};
+use super::head;
 use super::mask::Mask;
 
 /// One request of a sandbox and its answer.
@@ -22,8 +22,13 @@ pub(crate) struct Record {
     pub(crate) at: String,
     /// When it arrived, in milliseconds since the Unix epoch.
     pub(crate) at_ms: u64,
+    /// The same in microseconds.
+    pub(crate) at_us: u64,
     /// Microseconds from its arrival to its answer.
     pub(crate) latency_us: u64,
+    /// The number of the connection it came on, in this instance (0: not known): requests on
+    /// one connection were sent one after the other's answer.
+    pub(crate) connection: u64,
     /// The key (or `app:ID`, a Bitrix24 local application).
     pub(crate) key: String,
     pub(crate) service: String,
@@ -93,9 +98,12 @@ impl Record {
     /// `e` as shown, numbered `id`.
     pub(crate) fn of(e: &Entry, id: String, catalog: &Catalog) -> Self {
         let mask = Mask::new(
-            e.credential.as_deref(),
-            &[&e.body.bytes, &e.answer_body.bytes],
+            Some(e.credential.as_deref().unwrap_or(&e.key)),
+            &[&e.body, &e.answer_body],
         );
+        let request_head = String::from_utf8_lossy(&e.head);
+        let answer_head = String::from_utf8_lossy(&e.answer_head);
+        let (method, path, query, sent) = head::split_request(&request_head);
         let service = catalog.service(e.service);
         let operation = service
             .zip(e.operation)
@@ -105,7 +113,7 @@ impl Record {
             .zip(e.group)
             .and_then(|(s, g)| s.groups.get(g))
             .map(|g| g.id.clone());
-        let header = |name: &str| e.answer_headers.get(name).and_then(|v| v.to_str().ok());
+        let header = |name: &str| head::value(&answer_head, name);
         let wait_ms = service.and_then(|s| s.announced_wait_ms(header, e.answered_ms()));
         let scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
         let reason = e.refused.map(|r| {
@@ -118,22 +126,24 @@ impl Record {
             id,
             at: apistend_answers::clock::utc_ms(i64::try_from(e.at_us / 1000).unwrap_or(i64::MAX)),
             at_ms: e.at_us / 1000,
+            at_us: e.at_us,
             latency_us: e.latency_us,
+            connection: e.conn,
             key: e.key.to_string(),
             service: e.service.as_str().to_owned(),
             operation,
             group,
             request: Sent {
-                method: e.method.as_str().to_owned(),
-                path: mask.text(e.uri.path()).into_owned(),
-                query: e.uri.query().map(|q| mask.text(q).into_owned()),
-                headers: headers(&e.headers, &mask),
-                body: shown(&e.body, &mask),
+                method: method.to_owned(),
+                path: mask.text(path).into_owned(),
+                query: query.map(|q| mask.text(q).into_owned()),
+                headers: headers(sent, &mask),
+                body: shown(&e.body, e.body_len, &mask),
             },
             response: Answered {
                 status: e.status,
-                headers: headers(&e.answer_headers, &mask),
-                body: shown(&e.answer_body, &mask),
+                headers: headers(head::header_lines(&answer_head), &mask),
+                body: shown(&e.answer_body, e.answer_len, &mask),
             },
             decision: Decided {
                 remaining: e.fill.map(|f| f.0),
@@ -165,11 +175,14 @@ fn reason(r: Refused, group: Option<&str>, scenario: Option<&str>) -> String {
     }
 }
 
-fn headers(h: &HeaderMap, mask: &Mask) -> BTreeMap<String, String> {
+fn headers<'h>(
+    lines: impl Iterator<Item = (&'h str, &'h str)>,
+    mask: &Mask,
+) -> BTreeMap<String, String> {
     let mut out: BTreeMap<String, String> = BTreeMap::new();
-    for (name, value) in h {
-        let v = mask.header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
-        out.entry(name.as_str().to_owned())
+    for (name, value) in lines {
+        let v = mask.header(name, value);
+        out.entry(name.to_owned())
             .and_modify(|old| {
                 old.push_str(", ");
                 old.push_str(&v);
@@ -181,27 +194,27 @@ fn headers(h: &HeaderMap, mask: &Mask) -> BTreeMap<String, String> {
 
 /// A kept body as text (a multi-byte character cut at the bound is left out), or as base64
 /// when it is not text.
-fn shown(k: &Kept, mask: &Mask) -> BodyShown {
-    let truncated = k.bytes.len() < k.len;
-    let text = match std::str::from_utf8(&k.bytes) {
+fn shown(kept: &[u8], len: usize, mask: &Mask) -> BodyShown {
+    let truncated = kept.len() < len;
+    let text = match std::str::from_utf8(kept) {
         Ok(t) => Some(t),
         Err(e) if truncated && e.error_len().is_none() => {
-            std::str::from_utf8(k.bytes.get(..e.valid_up_to()).unwrap_or_default()).ok()
+            std::str::from_utf8(kept.get(..e.valid_up_to()).unwrap_or_default()).ok()
         }
         Err(_) => None,
     };
     let (body, body_base64) = match text {
-        Some(t) if k.len == 0 && t.is_empty() => (None, None),
+        Some("") if len == 0 => (None, None),
         Some(t) => (Some(mask.text(t).into_owned()), None),
         None => (
             None,
-            Some(base64::engine::general_purpose::STANDARD.encode(&k.bytes)),
+            Some(base64::engine::general_purpose::STANDARD.encode(kept)),
         ),
     };
     BodyShown {
         body,
         body_base64,
-        body_bytes: k.len,
+        body_bytes: len,
         body_truncated: truncated,
     }
 }

@@ -27,6 +27,17 @@ struct Inner {
     bytes: usize,
     count: usize,
     next: u64,
+    /// Slots of requests the byte budget dropped, for the next requests to reuse.
+    spares: Vec<Arc<Entry>>,
+}
+
+/// Spare slots kept at most (besides one per thread).
+const SPARES: usize = 64;
+
+thread_local! {
+    /// The slot of the last request a sandbox's bound let go of on this thread: the next
+    /// request here writes into it, without taking the lock for a slot.
+    static SPARE: std::cell::RefCell<Option<Arc<Entry>>> = const { std::cell::RefCell::new(None) };
 }
 
 #[derive(Debug)]
@@ -49,8 +60,24 @@ impl Ring {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A slot for a request: this thread's spare (the slot of a request a sandbox's bound let
+    /// go of on this thread: no lock), else a spare of the byte budget's, else a new one. A busy
+    /// sandbox at its bound so journals without allocating.
+    pub(crate) fn slot(&self) -> Arc<Entry> {
+        if let Some(e) = SPARE.with_borrow_mut(Option::take) {
+            return e;
+        }
+        let spare = self.lock().spares.pop();
+        if let Some(mut e) = spare
+            && Arc::get_mut(&mut e).is_some()
+        {
+            return e;
+        }
+        Arc::from(Entry::empty())
+    }
+
     /// Keeps `entry`; gives its number in this instance.
-    pub(crate) fn push(&self, entry: Entry) -> u64 {
+    pub(crate) fn push(&self, entry: Arc<Entry>) -> u64 {
         let weight = entry.weight();
         let sandbox = Arc::clone(&entry.sandbox);
         let mut g = self.lock();
@@ -58,18 +85,28 @@ impl Ring {
         let seq = inner.next;
         inner.next += 1;
         let q = inner.by_sandbox.entry(Arc::clone(&sandbox)).or_default();
-        q.push_back(Held {
-            seq,
-            weight,
-            entry: Arc::new(entry),
-        });
+        q.push_back(Held { seq, weight, entry });
         inner.bytes += weight;
         inner.count += 1;
         while q.len() > self.bounds.requests {
             if let Some(h) = q.pop_front() {
                 inner.bytes -= h.weight;
                 inner.count -= 1;
+                // The next request on this thread writes into it (unless a reader holds it).
+                if Arc::strong_count(&h.entry) == 1 {
+                    SPARE.with_borrow_mut(|s| *s = Some(h.entry));
+                }
             }
+        }
+        let oldest = q.front().map(|h| h.seq);
+        // What this sandbox's bound dropped leaves the front of `order` at once (one busy
+        // sandbox: no compaction, no lookup; another view of the same sandbox is left to the
+        // compaction).
+        while let Some((sb, s)) = inner.order.front() {
+            if !Arc::ptr_eq(sb, &sandbox) || oldest.is_some_and(|o| *s >= o) {
+                break;
+            }
+            inner.order.pop_front();
         }
         inner.order.push_back((sandbox, seq));
         while inner.bytes > self.bounds.bytes {
@@ -121,6 +158,9 @@ impl Inner {
         {
             self.bytes -= h.weight;
             self.count -= 1;
+            if self.spares.len() < SPARES && Arc::strong_count(&h.entry) == 1 {
+                self.spares.push(h.entry);
+            }
         }
         if q.is_empty() {
             self.by_sandbox.remove(sandbox);
@@ -142,27 +182,12 @@ impl Inner {
 mod tests {
     use super::*;
 
-    fn entry(sandbox: &str, body: usize) -> Entry {
-        let bytes = axum::body::Bytes::from(vec![b'x'; body]);
-        Entry {
-            sandbox: sandbox.into(),
-            key: "k".into(),
-            credential: None,
-            service: apistend_catalog::ServiceId::WB,
-            operation: None,
-            group: None,
-            at_us: 0,
-            latency_us: 0,
-            method: http::Method::GET,
-            uri: http::Uri::from_static("/x"),
-            headers: http::HeaderMap::new(),
-            body: super::super::entry::Kept::of(&bytes, body),
-            status: 200,
-            answer_headers: http::HeaderMap::new(),
-            answer_body: super::super::entry::Kept::default(),
-            fill: None,
-            refused: None,
-        }
+    fn entry(sandbox: &str, body: usize) -> Arc<Entry> {
+        let mut e = Entry::empty();
+        e.sandbox = sandbox.into();
+        e.head = b"GET /x".to_vec();
+        e.keep_body(&vec![b'x'; body], body);
+        Arc::from(e)
     }
 
     #[test]
@@ -203,6 +228,30 @@ mod tests {
             [1, 3]
         );
         assert!(r.size().1 <= one * 3);
+    }
+
+    #[test]
+    fn a_request_past_a_sandboxs_bound_leaves_its_slot_to_the_next_unless_a_reader_holds_it() {
+        let r = Ring::new(Bounds {
+            requests: 2,
+            bytes: usize::MAX,
+            body_bytes: 100,
+        });
+        SPARE.with_borrow_mut(|s| *s = None);
+        r.push(entry("a", 1));
+        r.push(entry("a", 2));
+        assert!(
+            r.slot().head.is_empty(),
+            "nothing let go of yet: a new slot"
+        );
+        r.push(entry("a", 3));
+        assert_eq!(r.slot().body, b"x", "the slot a's bound let go of");
+        assert!(r.slot().head.is_empty(), "taken: a new slot again");
+        let read = r.of("a");
+        r.push(entry("a", 4));
+        assert!(r.slot().head.is_empty(), "the slot let go of is being read");
+        drop(read);
+        assert_eq!(r.of("a").len(), 2);
     }
 
     #[test]

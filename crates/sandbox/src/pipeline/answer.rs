@@ -149,11 +149,18 @@ impl Answer {
     }
 
     /// The response.
-    pub(super) fn into_response(mut self) -> Response<Body> {
+    pub(super) fn into_response(self) -> Response<Body> {
+        self.into_response_keeping(&mut None)
+    }
+
+    /// The response, and in `sent` the bytes of its body when it is sent whole in memory (for
+    /// the request journal: shared, not read back from the response).
+    pub(super) fn into_response_keeping(mut self, sent: &mut Option<Bytes>) -> Response<Body> {
         let file = self.file.take();
         // A 204 or 304 has no body (RFC 9110 §15.3.5), so no Content-Type either.
         if matches!(self.status, 204 | 304) {
             self.body = String::new();
+            *sent = Some(Bytes::new());
             return self.finish(Body::empty(), None);
         }
         // A rendered body is sent as it is in full mode; the other modes work on its text.
@@ -161,6 +168,7 @@ impl Answer {
             if matches!(self.mode, BodyMode::Full) {
                 let media =
                     (!rendered.is_empty()).then(|| HeaderValue::from_static(self.content_type));
+                *sent = Some(rendered.clone());
                 return self.finish(Body::from(rendered), media);
             }
             self.body = String::from_utf8_lossy(&rendered).into_owned();
@@ -175,18 +183,27 @@ impl Answer {
             // Files are sent whole whatever the mode but a reset: truncating one proves nothing.
             self.body = String::new();
             if !matches!(self.mode, BodyMode::Reset) {
+                let bytes = Bytes::from(bytes);
+                *sent = Some(bytes.clone());
                 return self.finish(Body::from(bytes), media);
             }
         }
         let text = std::mem::take(&mut self.body);
+        let whole = |b: Bytes, sent: &mut Option<Bytes>| {
+            *sent = Some(b.clone());
+            Body::from(b)
+        };
         let body = match self.mode {
-            BodyMode::Full => Body::from(text),
+            BodyMode::Full => whole(Bytes::from(text), sent),
             BodyMode::Truncated => {
                 let mut cut = text.len() / 2;
                 while !text.is_char_boundary(cut) {
                     cut -= 1;
                 }
-                Body::from(text.get(..cut).unwrap_or("").to_owned())
+                whole(
+                    Bytes::copy_from_slice(text.as_bytes().get(..cut).unwrap_or_default()),
+                    sent,
+                )
             }
             BodyMode::Reset => Body::from_stream(stream::once(async {
                 Err::<Vec<u8>, _>(std::io::Error::new(

@@ -52,7 +52,10 @@ pub(super) fn identify(
             seen.whose = Some(Whose {
                 sandbox: Arc::clone(&view.sandbox),
                 key: Arc::clone(&owner.key),
-                credential: presented.filter(|_| journaled).map(Arc::from),
+                // The key itself is masked by its value: only another credential is kept.
+                credential: presented
+                    .filter(|c| journaled && *c != &*owner.key)
+                    .map(Arc::from),
                 watched,
                 journaled,
             });

@@ -1,81 +1,84 @@
-//! The request's entry in its sandbox's journal ([`crate::journal`]): made once it is
-//! answered, from what the stages noted and the answer as it is sent. Bodies are shared, not
-//! copied (up to the journal's bound); a body sent as a stream (a scenario's slow or broken
-//! one) is not read.
+//! The request's entry in its sandbox's journal ([`crate::journal`]), written into a slot the
+//! journal lends (one a busy sandbox's bound let go of: no allocation): its head and body copied once its
+//! credential has said whose it is (up to the journal's bound; a slice would pin the
+//! connection's read buffer), its answer's head copied and its body shared once it is answered.
+//! A body sent as a stream (a scenario's slow or broken one) is not read.
+
+use std::sync::Arc;
 
 use apistend_catalog::ServiceId;
 use axum::body::{Body, Bytes, HttpBody};
-use http::{HeaderMap, Method, Request, Response, Uri};
+use http::Response;
+use http::request::Parts;
 use http_body_util::BodyExt;
 
+use super::answer::Answer;
 use super::meta::Meta;
 use super::noted::Noted;
-use crate::journal::{Entry, Kept};
+use crate::journal::head;
 use crate::state::AppState;
 
-/// What the journal needs of a request that the stages consume.
-pub(super) struct Heard {
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-}
-
-impl Heard {
-    /// The head of `req`, when the journal keeps anything.
-    pub(super) fn of(state: &AppState, req: &Request<Body>) -> Option<Self> {
-        state.journal.on().then(|| Heard {
-            method: req.method().clone(),
-            uri: req.uri().clone(),
-            headers: req.headers().clone(),
-        })
+/// Notes the head and body of a request its sandbox's journal keeps (once its credential has
+/// said whose it is: a request of no sandbox costs nothing here).
+pub(super) fn heard(state: &AppState, parts: &Parts, body: &[u8], seen: &mut Noted) {
+    if !seen.journaled() {
+        return;
+    }
+    let mut slot = state.journal.slot();
+    if let Some(e) = Arc::get_mut(&mut slot) {
+        head::request(&mut e.head, &parts.method, &parts.uri, &parts.headers);
+        e.keep_body(body, state.journal.body_bytes());
+        seen.entry = Some(slot);
     }
 }
 
-/// Keeps `resp`, the answer to `heard` (of `service`), in its sandbox's journal when it keeps
-/// one; gives the response back.
+/// Keeps `resp`, the answer to a request of `service`, in its sandbox's journal; gives the
+/// response back.
 pub(super) async fn keep(
     state: &AppState,
     service: ServiceId,
-    heard: Heard,
     seen: &mut Noted,
     meta: &Meta,
     resp: Response<Body>,
 ) -> Response<Body> {
-    let Some(whose) = seen.whose.as_ref().filter(|w| w.journaled) else {
+    let (Some(whose), Some(mut slot)) = (seen.whose.as_ref(), seen.entry.take()) else {
         return resp;
     };
     let (resp, sent) = match seen.sent.take() {
         Some(b) => (resp, Some(b)),
         None => take_body(resp).await,
     };
-    let max = state.journal.body_bytes();
+    let Some(e) = Arc::get_mut(&mut slot) else {
+        return resp;
+    };
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // now, in µs: fits
     let at_us = (meta.started * 1e6) as u64;
-    let now_us = apistend_answers::clock::unix_now_us();
-    state.journal.push(Entry {
-        sandbox: whose.sandbox.clone(),
-        key: whose.key.clone(),
-        credential: whose.credential.clone(),
-        service,
-        operation: seen.operation,
-        group: (seen.group != usize::MAX).then_some(seen.group),
-        at_us,
-        latency_us: now_us.saturating_sub(at_us),
-        method: heard.method,
-        uri: heard.uri,
-        headers: heard.headers,
-        body: seen
-            .body
-            .take()
-            .map(|b| Kept::of(&b, max))
-            .unwrap_or_default(),
-        status: resp.status().as_u16(),
-        answer_headers: resp.headers().clone(),
-        answer_body: sent.map(|b| Kept::of(&b, max)).unwrap_or_default(),
-        fill: seen.fill,
-        refused: seen.refused,
-    });
+    e.sandbox.clone_from(&whose.sandbox);
+    e.key.clone_from(&whose.key);
+    e.credential.clone_from(&whose.credential);
+    e.service = service;
+    e.operation = seen.operation;
+    e.conn = seen.conn;
+    e.group = (seen.group != usize::MAX).then_some(seen.group);
+    e.at_us = at_us;
+    e.latency_us = apistend_answers::clock::unix_now_us().saturating_sub(at_us);
+    e.status = resp.status().as_u16();
+    head::answer(&mut e.answer_head, resp.headers());
+    e.keep_answer_body(sent.unwrap_or_default(), state.journal.body_bytes());
+    e.fill = seen.fill;
+    e.refused = seen.refused;
+    state.journal.push(slot);
     resp
+}
+
+/// The response of `answer`, its body's bytes noted for the journal when it keeps the request
+/// (given by the answer as it is made, not read back).
+pub(super) fn response(answer: Answer, seen: &mut Noted) -> Response<Body> {
+    if seen.journaled() {
+        answer.into_response_keeping(&mut seen.sent)
+    } else {
+        answer.into_response()
+    }
 }
 
 /// The body of `resp` when it is whole in memory (read without a copy), and a response that
@@ -84,15 +87,22 @@ pub(super) async fn take_body(resp: Response<Body>) -> (Response<Body>, Option<B
     if resp.body().size_hint().exact().is_none() {
         return (resp, None);
     }
-    let (parts, body) = resp.into_parts();
-    match body.collect().await {
-        Ok(c) => {
-            let bytes = c.to_bytes();
-            (
-                Response::from_parts(parts, Body::from(bytes.clone())),
-                Some(bytes),
-            )
+    let (parts, mut body) = resp.into_parts();
+    // A body whole in memory is one frame (or none): read it alone, no buffer list.
+    let bytes = match body.frame().await {
+        None => Bytes::new(),
+        Some(Ok(f)) if body.is_end_stream() => f.into_data().unwrap_or_default(),
+        Some(Ok(f)) => {
+            let mut all = f.into_data().unwrap_or_default().to_vec();
+            while let Some(Ok(f)) = body.frame().await {
+                all.extend_from_slice(&f.into_data().unwrap_or_default());
+            }
+            Bytes::from(all)
         }
-        Err(_) => (Response::from_parts(parts, Body::empty()), None),
-    }
+        Some(Err(_)) => return (Response::from_parts(parts, Body::empty()), None),
+    };
+    (
+        Response::from_parts(parts, Body::from(bytes.clone())),
+        Some(bytes),
+    )
 }

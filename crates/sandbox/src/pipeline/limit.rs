@@ -83,7 +83,9 @@ pub(super) async fn take<'a>(
             state.metrics.lockout(service.id);
         }
         let ctx = meta.ctx(decision.limit);
-        return Err(Answer::rate_limited(service, &decision, &quota, &ctx).into_response());
+        // The most common refusal: its bytes given to the journal as it is made.
+        let refusal = Answer::rate_limited(service, &decision, &quota, &ctx);
+        return Err(super::journal::response(refusal, seen));
     }
     Ok(Admitted {
         service,

@@ -54,6 +54,7 @@ pub(crate) async fn handle(
     let meta = Meta::new(controls.request_id.take());
     let mut seen = Noted {
         group: usize::MAX,
+        conn: route.conn,
         ..Noted::default()
     };
     // A route is made from the catalog, so its service is there.
@@ -61,13 +62,12 @@ pub(crate) async fn handle(
         return axum::response::IntoResponse::into_response(http::StatusCode::NOT_FOUND);
     };
     let seeing = observe::Seeing::new(&state, service.id, &req, controls.asked_scenario);
-    let heard = journal::Heard::of(&state, &req);
     let mut resp = match stages(&state, service, route, req, &controls, &meta, &mut seen).await {
         Ok(resp) | Err(resp) => resp,
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
-    if let Some(heard) = heard {
-        resp = journal::keep(&state, service.id, heard, &mut seen, &meta, resp).await;
+    if seen.journaled() {
+        resp = journal::keep(&state, service.id, &mut seen, &meta, resp).await;
     }
     match seen.whose.take().filter(|w| w.watched) {
         Some(w) => {
@@ -91,7 +91,6 @@ async fn stages(
 ) -> Result<Response<Body>, Response<Body>> {
     let (parts, body) = req.into_parts();
     let body = body::read(state, service, body, meta).await?;
-    seen.body = state.journal.on().then(|| body.clone());
     let (prefix, by_host) = (route.prefix_len(), route.came_by_host());
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
     seen.operation = resolved.operation_index;
@@ -107,6 +106,7 @@ async fn stages(
         return Ok(respond::answer(state, service, &resolved, &call, meta, 0).into_response());
     }
     let caller = credential::identify(state, service, &call, &resolved, seen);
+    journal::heard(state, &parts, &body, seen);
     let owner = &caller.owner;
     let at = Spend::of(
         &resolved,
@@ -114,10 +114,7 @@ async fn stages(
         &call.path,
         call.body.as_ref(),
     );
-    seen.refusing(
-        Refused::Lockout,
-        lockout::check(state, service, owner, meta),
-    )?;
+    lockout::check(state, service, owner, meta, seen)?;
     let mut admitted = limit::take(state, service, &resolved, owner, &at, meta, seen).await?;
     caller.require(&admitted)?;
     let held = if service.in_flight.is_empty() {
@@ -178,5 +175,6 @@ async fn stages(
     if let Some(reason) = invalid {
         answer.headers.push((validate::X_APISTEND_INVALID, reason));
     }
-    Ok(slots::hold(answer.into_response(), held, seen).await)
+    let resp = journal::response(answer, seen);
+    Ok(slots::hold(resp, held, seen).await)
 }

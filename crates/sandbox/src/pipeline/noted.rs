@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use http::Response;
 
-use crate::journal::Refused;
+use crate::journal::{Entry, Refused};
 
 /// What the metrics, the dashboard and the journal need to know of a request besides its
 /// answer.
@@ -28,9 +28,13 @@ pub(super) struct Noted {
     pub(super) refused: Option<Refused>,
     /// The operation, as an index into the service's operations.
     pub(super) operation: Option<usize>,
-    /// The request's body, for the journal.
-    pub(super) body: Option<Bytes>,
-    /// The answer's body, taken before it was wrapped to hold a slot (for the journal).
+    /// The number of the connection it came on (0: not known).
+    pub(super) conn: u64,
+    /// The request's entry in the journal, its head and body written (a slot the journal
+    /// lent: [`crate::journal::Journal::slot`]).
+    pub(super) entry: Option<Arc<Entry>>,
+    /// The answer's body as it was made (or read before it was wrapped to hold a slot), for
+    /// the journal.
     pub(super) sent: Option<Bytes>,
 }
 

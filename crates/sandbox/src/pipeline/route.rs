@@ -17,6 +17,8 @@ pub(crate) struct Route {
     prefix: usize,
     /// The hostname the request addressed, when it came by hostname.
     host: Option<String>,
+    /// The number of the connection it came on.
+    pub(super) conn: u64,
 }
 
 impl Route {
@@ -26,7 +28,14 @@ impl Route {
             index,
             prefix,
             host: None,
+            conn: 0,
         }
+    }
+
+    /// The same, on connection number `conn`.
+    pub(crate) fn on(mut self, conn: u64) -> Self {
+        self.conn = conn;
+        self
     }
 
     /// Bytes of the path before the service's own path.
@@ -45,6 +54,7 @@ impl Route {
             index,
             prefix: 0,
             host: Some(host),
+            conn: 0,
         }
     }
 }

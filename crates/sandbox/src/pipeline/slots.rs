@@ -36,7 +36,7 @@ pub(super) async fn take(
 }
 
 /// `resp`, holding its slots (if it took any) until its body is sent; read first for the
-/// journal when it keeps the request (a held body is not read twice).
+/// journal when it keeps the request and the answer did not give its bytes.
 pub(super) async fn hold(
     resp: Response<Body>,
     held: Option<Held>,
@@ -45,7 +45,9 @@ pub(super) async fn hold(
     let Some(h) = held else {
         return resp;
     };
-    let resp = if seen.journaled() {
+    // Read for the journal before the slot is tied to the body's sending (unless the answer
+    // gave its bytes already).
+    let resp = if seen.journaled() && seen.sent.is_none() {
         let (resp, sent) = super::journal::take_body(resp).await;
         seen.sent = sent;
         resp
