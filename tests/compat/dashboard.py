@@ -127,7 +127,10 @@ with sync_playwright() as p:
 
     # The request journal: the refusals, newest first; one opened shows the request and its answer
     # side by side (the key masked); the conduct report has seen a request sent before the wait a
-    # refusal announced (call() sends again at once).
+    # refusal announced (one more, 200 ms after the refusals: past the time a request may have
+    # been in flight, long before Bitrix24's pause).
+    time.sleep(0.2)
+    call(1)
     page.check("#r-refused")
     rows = page.locator("#requests tbody tr[data-id]")
     expect(rows.first).to_contain_text("/b24/rest/crm.deal.fields.json", timeout=10_000)
@@ -190,6 +193,7 @@ with sync_playwright() as p:
         call(5)
         page.wait_for_timeout(4000)
         page.locator("#refusals summary").first.click()
+        page.locator("#requests tbody tr[data-id]").first.click()
         page.screenshot(path=f"{shots}/dashboard.png", full_page=True)
 
     if errors:
