@@ -12,7 +12,10 @@ use apistend_testkit::{Process, serve_process, temp_dir, with_banner};
 
 const KEY: &str = "proxy-key";
 
-/// A sandbox with `overrides` (TOML) and the demo key [`KEY`].
+/// The sandboxes' admin token (their conduct reports).
+const TOKEN: &str = "proxy-test-admin-token";
+
+/// A sandbox with `overrides` (TOML), the demo key [`KEY`] and the admin token [`TOKEN`].
 fn sandbox(name: &str, overrides: &str) -> (Process, String, std::path::PathBuf) {
     let dir = temp_dir(name);
     let file = dir.join("sandbox.toml");
@@ -22,6 +25,8 @@ fn sandbox(name: &str, overrides: &str) -> (Process, String, std::path::PathBuf)
         KEY.as_ref(),
         "--overrides".as_ref(),
         file.as_os_str(),
+        "--admin-token".as_ref(),
+        TOKEN.as_ref(),
     ];
     let (p, base) = serve_process(env!("CARGO_BIN_EXE_apistend"), &dir, &extra);
     (p, base, dir)
@@ -119,6 +124,16 @@ fn ozon_headers() -> Vec<String> {
         "X-Mock-Delay: 0".into(),
         "Content-Type: application/json".into(),
     ]
+}
+
+/// The sandbox's conduct report on its keys (its only sandbox's).
+fn conduct(base: &str) -> serde_json::Value {
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let list = curl("GET", &format!("{base}/api/v1/sandboxes"), &[&auth], None).unwrap();
+    let list: serde_json::Value = serde_json::from_str(&list.body).unwrap();
+    let id = list[0]["id"].as_str().unwrap();
+    let url = format!("{base}/api/v1/sandboxes/{id}/conduct");
+    serde_json::from_str(&curl("GET", &url, &[&auth], None).unwrap().body).unwrap()
 }
 
 /// The sandbox's count of 429s it answered for Ozon.
@@ -261,6 +276,14 @@ fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
     );
     assert!(row["interval_ms"].as_f64().unwrap() > 200.0, "{rows}");
     assert_eq!(row["from"], "headers");
+    // The sandbox refused some of the five, and judges the proxy's retries: they waited what the
+    // refusals announced.
+    let report = conduct(&sandbox_base);
+    assert_eq!(report["verdict"], "clean", "{report}");
+    assert!(
+        report["keys"][0]["groups"][0]["refused"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
     let m = curl("GET", &format!("{base}/metrics"), &[], None).unwrap();
     assert!(
         m.body

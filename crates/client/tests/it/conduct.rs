@@ -20,8 +20,17 @@ const STRICT: &str = "[wb.groups.\"statistics-api.get.api-v1-supplier-incomes\"]
     [b24.groups.portal]\nburst = 2\ninterval_ms = 500\n";
 
 /// What the client believes: looser, so that it sends into the sandbox's refusals.
-const LOOSE: &str =
-    "[wb.groups.\"statistics-api.get.api-v1-supplier-incomes\"]\nburst = 10\ninterval_ms = 100\n";
+const LOOSE: &str = "[wb.groups.\"statistics-api.get.api-v1-supplier-incomes\"]\nburst = 10\ninterval_ms = 100\n\
+    [ozon.groups.client]\nburst = 10\ninterval_ms = 100\n\
+    [amocrm.groups.integration]\nburst = 10\ninterval_ms = 100\n\
+    [apify.groups.users-me]\nburst = 10\ninterval_ms = 100\n\
+    [ymarket.groups.getCampaigns]\nburst = 10\ninterval_ms = 100\n";
+
+/// The other services, stricter than [`LOOSE`] too.
+const STRICT_OTHERS: &str = "[ozon.groups.client]\nburst = 2\ninterval_ms = 500\n\
+    [amocrm.groups.integration]\nburst = 2\ninterval_ms = 500\n\
+    [apify.groups.users-me]\nburst = 2\ninterval_ms = 500\n\
+    [ymarket.groups.getCampaigns]\nburst = 2\ninterval_ms = 500\n";
 
 /// One service's request, as each client sends it.
 struct Call {
@@ -35,6 +44,8 @@ struct Call {
     auth: Option<(&'static str, &'static str)>,
     /// A rate-limit answer's status.
     refused: u16,
+    /// A JSON body the operation requires, if any.
+    body: Option<&'static str>,
 }
 
 fn calls() -> [Call; 3] {
@@ -46,6 +57,7 @@ fn calls() -> [Call; 3] {
             method: reqwest::Method::GET,
             auth: Some(("Authorization", "{key}")),
             refused: 429,
+            body: None,
         },
         Call {
             service: ServiceId::new("moysklad"),
@@ -54,6 +66,7 @@ fn calls() -> [Call; 3] {
             method: reqwest::Method::GET,
             auth: Some(("Authorization", "Bearer {key}")),
             refused: 429,
+            body: None,
         },
         Call {
             service: ServiceId::B24,
@@ -62,6 +75,49 @@ fn calls() -> [Call; 3] {
             method: reqwest::Method::POST,
             auth: None,
             refused: 503,
+            body: None,
+        },
+    ]
+}
+
+/// The other services' calls (this crate's client alone is judged on them).
+fn other_calls() -> [Call; 4] {
+    [
+        Call {
+            service: ServiceId::new("ozon"),
+            prefix: "/ozon",
+            path: "/v2/warehouse/list",
+            method: reqwest::Method::POST,
+            auth: Some(("Api-Key", "{key}")),
+            refused: 429,
+            body: Some(r#"{"limit": 50}"#),
+        },
+        Call {
+            service: ServiceId::new("amocrm"),
+            prefix: "/amocrm",
+            path: "/api/v4/leads",
+            method: reqwest::Method::GET,
+            auth: Some(("Authorization", "Bearer {key}")),
+            refused: 429,
+            body: None,
+        },
+        Call {
+            service: ServiceId::new("apify"),
+            prefix: "/apify",
+            path: "/v2/users/me",
+            method: reqwest::Method::GET,
+            auth: Some(("Authorization", "Bearer {key}")),
+            refused: 429,
+            body: None,
+        },
+        Call {
+            service: ServiceId::new("ymarket"),
+            prefix: "/ymarket",
+            path: "/v2/campaigns",
+            method: reqwest::Method::GET,
+            auth: Some(("Api-Key", "{key}")),
+            refused: 420,
+            body: None,
         },
     ]
 }
@@ -121,6 +177,9 @@ impl Call {
         if let Some((name, form)) = self.auth {
             b = b.header(name, form.replace("{key}", key));
         }
+        if self.service == ServiceId::new("ozon") {
+            b = b.header("Client-Id", "1");
+        }
         let c = b.build().unwrap();
         let path = self.path.replace("{key}", key);
         let (path, query) = path.split_once('?').unwrap_or((&path, ""));
@@ -137,7 +196,11 @@ impl Call {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
-            let r = call.query(&pairs).send().await;
+            let mut call = call.query(&pairs);
+            if let Some(body) = self.body {
+                call = call.json(&serde_json::from_str(body).unwrap());
+            }
+            let r = call.send().await;
             assert!(
                 r.is_ok() || matches!(r, Err(ref e) if e.retry_after().is_some()),
                 "{r:?}"
@@ -259,4 +322,45 @@ async fn the_conduct_report_tells_an_obeying_client_from_a_hammering_one_and_a_d
         let reasons = k["reasons"].to_string();
         assert!(reasons.contains("repeated after a 401"), "{reasons}");
     }
+}
+
+/// This crate's client keeps a clean conduct on the other four services too, against a
+/// sandbox stricter than it believes (it meets refusals and waits what they announce: Ozon's,
+/// Apify's and amoCRM's `X-APIStend-Retry-After`, Yandex Market's `X-RateLimit-Resource-Until`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_client_keeps_a_clean_conduct_on_ozon_amocrm_apify_and_yandex_market() {
+    let s = support::sandbox_with(|c| {
+        c.with_admin_token(TOKEN)
+            .with_overrides(Overrides::from_toml(STRICT_OTHERS).unwrap())
+    })
+    .await;
+    let sandboxes = admin(&format!("{}/api/v1/sandboxes", s.base)).await;
+    let id = sandboxes[0]["id"].as_str().unwrap().to_owned();
+    let mut runs = Vec::new();
+    for call in other_calls() {
+        let key = issue_key(&s.base, &id).await;
+        let base = s.base.clone();
+        runs.push(tokio::spawn(async move {
+            let met = call.obey(&base, &key).await;
+            (call.service, key, met)
+        }));
+    }
+    let mut done = Vec::new();
+    for r in runs {
+        done.push(r.await.unwrap());
+    }
+    let report = admin(&format!("{}/api/v1/sandboxes/{id}/conduct", s.base)).await;
+    assert_eq!(report["verdict"], "clean", "{report}");
+    let mut met_any = 0;
+    for (service, key, met) in done {
+        let (k, g) = of(&report, &key);
+        assert_eq!(k["verdict"], "clean", "{service}: {k}");
+        assert_eq!(g["refused"].as_u64(), Some(met), "{service}: {g}");
+        eprintln!("{service}: the client met {met} refusal(s), waited them out");
+        met_any += met;
+    }
+    assert!(
+        met_any >= 1,
+        "the client met the sandbox's refusals somewhere: {report}"
+    );
 }
