@@ -58,7 +58,6 @@ pub(crate) async fn server_quota(
     let sandboxes = sandboxes_of(http, root, token, key).await?;
     let own = sandboxes
         .iter()
-        .filter(|s| s.keys.iter().any(|k| k == key))
         .flat_map(|s| &s.limits)
         .find(|l| l.service == service && l.group == group)
         .map(|l| (l.burst, l.interval_ms));

@@ -13,6 +13,10 @@ use std::sync::OnceLock;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
+/// `X-APIStend-Invalid`: why a request is not one its operation takes (a hint of ours, never a
+/// header the real service sends); the validation stage writes it, the journal reads it.
+pub(crate) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
+
 /// How many shapes are kept: a few per service are seen in practice; past this, answers of new
 /// shapes build their map header by header.
 const SHAPES: usize = 64;

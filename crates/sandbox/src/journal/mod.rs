@@ -28,6 +28,7 @@ use tokio::sync::Notify;
 pub(crate) use crate::config::JournalBounds as Bounds;
 pub(crate) use entry::{Entry, Refused};
 pub(crate) use error::JournalError;
+
 pub(crate) use filter::Filter;
 pub(crate) use record::Record;
 
@@ -53,6 +54,9 @@ pub(crate) struct Journal {
 
 /// How often a wait reads a journal kept in Redis again.
 const POLL: Duration = Duration::from_millis(25);
+
+/// The shortest time between two reads of a wait's journal.
+const READ_EVERY: Duration = Duration::from_millis(5);
 
 impl Journal {
     /// A journal in this instance's memory.
@@ -165,14 +169,18 @@ impl Journal {
             if n >= count || tokio::time::Instant::now() >= deadline {
                 return Ok(n);
             }
+            let read = tokio::time::Instant::now();
             let next = match self.store {
                 Store::Memory(_) => deadline,
-                Store::Redis(_) => (tokio::time::Instant::now() + POLL).min(deadline),
+                Store::Redis(_) => (read + POLL).min(deadline),
             };
             tokio::select! {
                 () = arrived => {}
                 () = tokio::time::sleep_until(next) => {}
             }
+            // A count renders the sandbox's records: a busy sandbox wakes a wait on every
+            // request, and is read again at most every `READ_EVERY`.
+            tokio::time::sleep_until((read + READ_EVERY).min(deadline)).await;
         }
     }
 
@@ -193,17 +201,34 @@ impl Journal {
             .count())
     }
 
-    /// Requests kept in this instance's memory and their bytes; requests lost on the way to
-    /// Redis.
-    pub(crate) fn size(&self) -> (usize, usize, u64) {
+    /// What the journal holds in this instance, for the metrics.
+    pub(crate) fn size(&self) -> Size {
         match &self.store {
             Store::Memory(r) => {
-                let (n, b) = r.size();
-                (n, b, 0)
+                let (requests, bytes) = r.size();
+                Size {
+                    requests,
+                    bytes,
+                    lost: 0,
+                }
             }
-            Store::Redis(s) => (0, 0, s.lost()),
+            Store::Redis(s) => Size {
+                lost: s.lost(),
+                ..Size::default()
+            },
         }
     }
+}
+
+/// What the journal holds in this instance.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Size {
+    /// Requests kept in memory.
+    pub(crate) requests: usize,
+    /// Their bytes.
+    pub(crate) bytes: usize,
+    /// Requests lost on the way to Redis (its queue full, or Redis refusing a batch).
+    pub(crate) lost: u64,
 }
 
 /// A wait on, counted while it lasts.

@@ -117,7 +117,7 @@ impl Record {
         let wait_ms = service.and_then(|s| s.announced_wait_ms(header, e.answered_ms()));
         let scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
         let reason = e.refused.map(|r| {
-            header("x-apistend-invalid").map_or_else(
+            header(crate::heads::X_APISTEND_INVALID).map_or_else(
                 || reason(r, group.as_deref(), scenario.as_deref()),
                 str::to_owned,
             )

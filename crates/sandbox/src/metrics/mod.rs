@@ -249,7 +249,7 @@ impl Metrics {
     /// and the engine's once the recorder is the global one), with the state of `store` and of
     /// `journal` (requests and bytes kept in this instance's memory, requests lost on the way
     /// to Redis).
-    pub(crate) fn render(&self, store: &Store, journal: (usize, usize, u64)) -> String {
+    pub(crate) fn render(&self, store: &Store, journal: crate::journal::Size) -> String {
         let (kind, keys, degraded, fallbacks) = match store {
             Store::Redis(r) => (
                 "redis",
@@ -275,12 +275,12 @@ impl Metrics {
         };
         #[allow(clippy::cast_precision_loss)] // counts far below 2^52
         {
-            plain("apistend_journal_requests").set(journal.0 as f64);
-            plain("apistend_journal_bytes").set(journal.1 as f64);
+            plain("apistend_journal_requests").set(journal.requests as f64);
+            plain("apistend_journal_bytes").set(journal.bytes as f64);
         }
         self.recorder
             .register_counter(&Key::from_name("apistend_journal_lost_total"), &META)
-            .absolute(journal.2);
+            .absolute(journal.lost);
         let mut out = self.recorder.handle().render();
         fill::render(&mut out, &self.fill, |s, g| self.labels(s, g, None));
         out

@@ -16,9 +16,7 @@ use crate::controls::Controls;
 use crate::state::AppState;
 use crate::tenants::Validation;
 
-/// `X-APIStend-Invalid`: why the request is not one its operation takes (a hint of ours, never
-/// a header the real service sends).
-pub(super) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
+pub(super) use crate::heads::X_APISTEND_INVALID;
 
 /// The longest reason sent in the header (a schema's enum can be long).
 const MAX_REASON: usize = 512;
