@@ -19,6 +19,7 @@ mod client_libraries;
 mod flood;
 mod load_cli;
 mod metrics;
+mod packages;
 mod proxy;
 mod serve;
 mod services_dir;
