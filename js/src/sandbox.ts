@@ -93,7 +93,7 @@ export class Sandbox {
     this.keys = this.keys.filter((k) => k !== key)
   }
 
-  /** This sandbox's quota of a limit group. */
+  /** This sandbox's quota of a limit group; what is left out keeps its value. */
   async setLimit(
     service: string,
     group: string,
@@ -102,6 +102,11 @@ export class Sandbox {
     return this.client.call<Limit>('PUT', this.#path(`/limits/${enc(service)}/${enc(group)}`), {
       body: { burst: quota.burst, interval_ms: quota.intervalMs, per_second: quota.perSecond, algorithm: quota.algorithm },
     })
+  }
+
+  /** Removes this sandbox's own quota of a limit group (the plan's or the catalog's applies again). */
+  async removeLimit(service: string, group: string): Promise<void> {
+    await this.client.call('DELETE', this.#path(`/limits/${enc(service)}/${enc(group)}`))
   }
 
   /** The sandbox's settings. */

@@ -55,6 +55,9 @@ def test_limits_settings_keys_and_objects(apistend, apistend_sandbox):
     group = next(s for s in apistend.services() if s["id"] == "ozon")["groups"][0]["id"]
     apistend_sandbox.set_limit("ozon", group, burst=3, interval_ms=1000)
     assert apistend_sandbox.refresh()["limits"][0]["burst"] == 3
+    assert apistend_sandbox.set_limit("ozon", group, burst=4)["interval_ms"] == 1000
+    apistend_sandbox.remove_limit("ozon", group)
+    assert apistend_sandbox.refresh()["limits"] == []
     assert apistend_sandbox.update_settings(latency_ms=0)["latency_ms"] == 0
     fixed = apistend_sandbox.issue_key("suite-fixed-key-1")
     assert fixed in apistend_sandbox.refresh()["keys"]

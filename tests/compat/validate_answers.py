@@ -10,6 +10,7 @@ usage: validate_answers.py BASE_URL KEY SHARED_DIR
 import glob
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.parse
@@ -216,6 +217,49 @@ def broken_request(doc, op, shared, servers, url_of, path, query, body, ctype, h
     return what, req
 
 
+FORMATS = {
+    "date-time": re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$"),
+    "date": re.compile(r"^\d{4}-\d{2}-\d{2}$"),
+    # Yandex Market's `time` is `ЧЧ:ММ` (its description's words), not RFC 3339's full-time.
+    "time": re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$"),
+    "uuid": re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
+    "email": re.compile(r"^[^@\s]+@[^@\s]+$"),
+    "uri": re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S*$"),
+}
+NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float", "float32", "float64", "double",
+           "decimal"}
+
+
+def format_problems(doc, schema, value, where="$", depth=0):
+    """Where a string of the answer breaks the format its schema declares (a date, a time, a
+    UUID, a number written as a string): a client parses those. Unions are not entered (which
+    branch holds a value is the schema validator's question)."""
+    s = deref(doc, schema or {})
+    if depth > 24 or not isinstance(s, dict):
+        return []
+    out = []
+    for part in s.get("allOf") or []:
+        out += format_problems(doc, part, value, where, depth + 1)
+    if isinstance(value, dict):
+        for name, sub in (s.get("properties") or {}).items():
+            if name in value:
+                out += format_problems(doc, sub, value[name], f"{where}.{name}", depth + 1)
+    elif isinstance(value, list) and isinstance(s.get("items"), dict):
+        for i, item in enumerate(value[:50]):
+            out += format_problems(doc, s["items"], item, f"{where}[{i}]", depth + 1)
+    elif isinstance(value, str) and s.get("type") in ("string", None):
+        fmt = s.get("format")
+        pattern = FORMATS.get(fmt)
+        if pattern is not None and not pattern.match(value):
+            out.append(f"{where}: {value!r} is no {fmt}")
+        elif fmt in NUMERIC:
+            try:
+                float(value)
+            except ValueError:
+                out.append(f"{where}: {value!r} is no {fmt} number")
+    return out
+
+
 def validator_for(doc, schema):
     full = dict(deref(doc, schema))
     full["components"] = doc.get("components", {})
@@ -229,7 +273,7 @@ def walk(name, docs, base, headers, url_of, out):
     # otherwise answer the description's made-up ids with its 404 (it holds no such object).
     headers = {**headers, "X-Mock-State": "off"}
     stats = {"service": name, "operations": 0, "valid": 0, "invalid": 0, "not_answered": 0,
-             "schema_unusable": 0, "overlapping_union": 0, "refused_valid": 0, "refused_broken": 0,
+             "schema_unusable": 0, "overlapping_union": 0, "refused_valid": 0, "refused_broken": 0, "format_violations": 0,
              "unbreakable": 0, "failures": []}
     for doc in docs:
         for path, item in (doc.get("paths") or {}).items():
@@ -319,6 +363,10 @@ def walk(name, docs, base, headers, url_of, out):
                 try:
                     value = json.loads(raw) if raw else None
                     errors = [] if schema is None else list(validator_for(doc, schema).iter_errors(value))
+                    formats = format_problems(doc, schema, value) if schema is not None else []
+                    if formats:
+                        stats["format_violations"] += 1
+                        stats["failures"].insert(0, f"{label}: {formats[0]}")
                     if not errors:
                         stats["valid"] += 1
                     elif all(overlap_only(e) for e in errors):

@@ -90,14 +90,29 @@ impl B24Methods {
             let Some(name) = m.get("method").and_then(Value::as_str) else {
                 continue;
             };
-            let example = m.get("example");
+            let is_list = m.get("is_list").and_then(Value::as_bool) == Some(true);
+            // A page whose example the extraction could not parse (prose in it: "еще 48 лидов
+            // с аналогичной структурой") is read leniently; failing that, a list method
+            // answers a list, never `true`.
+            let lenient = m
+                .get("example")
+                .and_then(|e| e.get("raw"))
+                .and_then(Value::as_str)
+                .and_then(lenient_json);
+            let example = m
+                .get("example")
+                .filter(|e| e.get("raw").is_none())
+                .or(lenient.as_ref());
             let result = example
                 .and_then(|e| e.get("result").or_else(|| e.get("result_inferred")))
                 .cloned()
-                .unwrap_or(Value::Bool(true));
+                .unwrap_or(if is_list {
+                    json!([])
+                } else {
+                    Value::Bool(true)
+                });
             let mut body = serde_json::Map::new();
             body.insert("result".into(), result.clone());
-            let is_list = m.get("is_list").and_then(Value::as_bool) == Some(true);
             for key in ["total", "next"] {
                 if let Some(v) = example.and_then(|e| e.get(key)) {
                     body.insert(key.into(), v.clone());
@@ -164,9 +179,61 @@ impl B24Methods {
     }
 }
 
+/// An example as a documentation page prints it, read leniently: lines of prose between the
+/// JSON lines dropped, trailing commas removed. `None` when it is still no JSON.
+fn lenient_json(raw: &str) -> Option<Value> {
+    let json_line = |l: &&str| {
+        let t = l.trim_start();
+        t.is_empty()
+            || t.starts_with(['{', '}', '[', ']', '"', '-'])
+            || t.starts_with(|c: char| c.is_ascii_digit())
+            || ["true", "false", "null"].iter().any(|w| t.starts_with(w))
+    };
+    let kept: Vec<&str> = raw.lines().filter(json_line).collect();
+    let text = kept.join("\n");
+    // Trailing commas, outside strings.
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        if c == ',' {
+            let next = chars.iter().skip(i + 1).find(|n| !n.is_whitespace());
+            if matches!(next, Some(']' | '}')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    serde_json::from_str(&out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_example_with_prose_in_it_is_read_leniently() {
+        let raw = "{\n  \"result\": [\n    {\"ID\": \"5\", \"T\": \"a, ]\\\"\"},\n    \n      еще 48 лидов\n  ],\n  \"total\": 654\n}";
+        let v = lenient_json(raw).unwrap();
+        assert_eq!(v["result"][0]["T"], "a, ]\"");
+        assert_eq!(v["total"], 654);
+        assert!(lenient_json("not json at all").is_none());
+    }
 
     /// The embedded archive reads whole and writes back the very bytes it was read from; it is
     /// read on first use, a method's example on its first call.

@@ -35,7 +35,19 @@ pub(crate) fn complete(doc: &Value, schema: &Value, value: &mut Value, depth: u3
             .and_then(Value::as_str)
             .is_none_or(|v| names.is_none_or(|m| !m.contains_key(v)))
     });
-    if wrong_enum || wrong_literal || wrong_branch || !type_fits(s, value) {
+    // A number where the schema says a string (Ozon's int64 ids and counts, numbers in its own
+    // examples): the same number as text, not a value built from nothing.
+    if value.is_number() && type_of(s) == "string" && !wrong_enum && !wrong_literal {
+        *value = Value::String(value.to_string());
+        return;
+    }
+    // The placeholder a vendor's example generator leaves ("string", in Ozon's) where the
+    // schema declares a format a client parses (a date, a number): a value of the format.
+    let placeholder = value.as_str() == Some("string")
+        && s.get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| !matches!(f, "binary" | "byte" | "password"));
+    if placeholder || wrong_enum || wrong_literal || wrong_branch || !type_fits(s, value) {
         *value = from_schema(doc, s, depth);
         return;
     }
@@ -227,12 +239,23 @@ fn by_type(doc: &Value, s: &Value, depth: u32, within: Option<&str>) -> Value {
     }
 }
 
-/// A string of the schema: a date, a UUID, its literal pattern, or empty unless it must not be.
+/// A string of the schema: a value of its format, its literal pattern, or empty unless it must
+/// not be. A client parses a declared format: an empty string where a date, a time or a number
+/// is declared breaks it (Ozon's `"sku": ""` of an int64, Yandex Market's `"fromTime": ""`).
 fn string(s: &Value) -> Value {
     match s.get("format").and_then(Value::as_str) {
         Some("date-time") => json!("2026-01-01T00:00:00Z"),
         Some("date") => json!("2026-01-01"),
+        // Yandex Market's, the only descriptions with `time`: `ЧЧ:ММ`, 24-hour.
+        Some("time") => json!("00:00"),
         Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
+        Some("email") => json!("user@example.com"),
+        Some("uri" | "url" | "uri-reference" | "link") => json!("https://example.com/"),
+        // A number written as a string (Ozon's int64 ids and counts).
+        Some(
+            "int" | "int32" | "int64" | "uint" | "uint32" | "uint64" | "float" | "float32"
+            | "float64" | "double" | "decimal",
+        ) => json!("0"),
         // A pattern without any regex syntax is its own only match (Ozon's " YYYY-MM-DD").
         _ if literal_pattern(s).is_some() => json!(literal_pattern(s)),
         // A string the schema asks to be non-empty is one.
@@ -324,6 +347,31 @@ pub(crate) fn deref<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declared_format_gets_a_value_of_it_and_a_number_example_its_text() {
+        let doc = json!({});
+        for (format, want) in [
+            ("date-time", "2026-01-01T00:00:00Z"),
+            ("time", "00:00"),
+            ("int64", "0"),
+            ("double", "0"),
+            ("email", "user@example.com"),
+            ("uri", "https://example.com/"),
+        ] {
+            let schema = json!({"type": "string", "format": format});
+            assert_eq!(from_schema(&doc, &schema, 0), json!(want), "{format}");
+        }
+        let schema = json!({"type": "object", "properties": {
+            "sku": {"type": "string", "format": "int64"},
+            "total": {"type": "string"}}});
+        let mut example = json!({"sku": 123_456, "total": 7});
+        complete(&doc, &schema, &mut example, 0);
+        assert_eq!(example, json!({"sku": "123456", "total": "7"}));
+        let mut placeholder = json!({"sku": "string", "total": "string"});
+        complete(&doc, &schema, &mut placeholder, 0);
+        assert_eq!(placeholder, json!({"sku": "0", "total": "string"}));
+    }
 
     #[test]
     fn schemas_without_an_example_are_built_from_their_properties() {

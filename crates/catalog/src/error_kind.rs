@@ -125,6 +125,17 @@ pub struct ErrorAnswer {
     pub body: String,
 }
 
+/// The reason phrase of a status HTTP does not name but a service answers (Yandex Market's 420
+/// `Enhance Your Calm`), for the status line: without it a server writes none.
+///
+/// ```
+/// assert_eq!(apistend_catalog::reason_phrase(420), Some("Enhance Your Calm"));
+/// assert_eq!(apistend_catalog::reason_phrase(299), None);
+/// ```
+pub fn reason_phrase(status: u16) -> Option<&'static str> {
+    Some(status_text(status)).filter(|t| *t != "Error")
+}
+
 pub(crate) fn status_text(status: u16) -> &'static str {
     match status {
         400 => "Bad Request",

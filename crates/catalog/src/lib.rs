@@ -37,11 +37,12 @@ pub mod templates;
 mod wait;
 mod wb;
 mod wb_catalog;
+mod wb_ids;
 
 pub use catalog::{Catalog, Resolved};
 pub use classify::AnswerKind;
 pub use error::CatalogError;
-pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind, Problem};
+pub use error_kind::{ErrorAnswer, ErrorContext, ErrorKind, Problem, reason_phrase};
 pub use export::CatalogRow;
 pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};

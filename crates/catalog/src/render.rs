@@ -34,13 +34,16 @@ impl Service {
 
 fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     let (status, title, detail): (u16, &str, &str) = match kind {
+        // `limited by` and the limiter's UUID, written below.
         ErrorKind::RateLimited | ErrorKind::OperatingTime | ErrorKind::TooManyInFlight => {
-            (429, "too many requests", "limited by apistend sandbox")
+            (429, "too many requests", "")
         }
+        // What WB's gateway (Go, golang-jwt) says of a token that is not one of its JWTs, as
+        // the sandbox's keys are not.
         ErrorKind::Unauthorized => (
             401,
             "unauthorized",
-            "token problem; token is not valid for this sandbox",
+            "token problem; token is malformed: token contains an invalid number of segments",
         ),
         ErrorKind::Forbidden | ErrorKind::Locked => {
             (403, "forbidden", "access denied for this token")
@@ -71,14 +74,20 @@ fn wb(kind: &ErrorKind, ctx: &ErrorContext<'_>) -> ErrorAnswer {
     // Written by hand into one allocation: this body is on every WB rejection, the hot path of an
     // exhausted bucket.
     let mut body = String::with_capacity(
-        190 + title.len() + detail.len() + ctx.request_id.len() + ctx.timestamp.len(),
+        250 + title.len() + detail.len() + ctx.request_id.len() + ctx.timestamp.len(),
     );
     body.push_str(r#"{"title":""#);
     body.push_str(title);
     body.push_str(r#"","detail":"#);
-    push_json_string(&mut body, detail);
-    body.push_str(r#","code":"apistend-"#);
-    push_status(&mut body, status);
+    if status == 429 {
+        body.push_str(r#""limited by "#);
+        crate::wb_ids::push_limiter(&mut body, ctx.request_id);
+        body.push('"');
+    } else {
+        push_json_string(&mut body, detail);
+    }
+    body.push_str(r#","code":""#);
+    crate::wb_ids::push_code(&mut body, ctx.request_id);
     body.push_str(r#"","requestId":"#);
     push_json_string(&mut body, ctx.request_id);
     body.push_str(r#","origin":"s2s-api-auth-catalog","status":"#);
@@ -342,7 +351,15 @@ mod tests {
             let e = wb(&kind, &ctx);
             let v: serde_json::Value = serde_json::from_str(&e.body).unwrap();
             assert_eq!(v["status"], status);
-            assert_eq!(v["code"], format!("apistend-{status}"));
+            let code = v["code"].as_str().unwrap();
+            assert!(code.contains("-[UK-") && code.ends_with(']'), "{code}");
+            if status == 429 {
+                let detail = v["detail"].as_str().unwrap();
+                assert!(
+                    detail.starts_with("limited by ") && detail.len() == 47,
+                    "{detail}"
+                );
+            }
             assert_eq!(v["requestId"], "id\"1");
             assert_eq!(v["timestamp"], "2026-11-30T08:28:14Z");
             if let ErrorKind::BadRequest(why) = &kind {

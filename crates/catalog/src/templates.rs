@@ -47,6 +47,32 @@ pub const PLACEHOLDERS: [&str; 8] = [
     "{retry_after}",
 ];
 
+/// The first `{name}` in `body` that looks like a placeholder (a name of letters, digits and
+/// `_` in braces) and is none of `known` (an error template's [`PLACEHOLDERS`], a link's
+/// `{base}` and `{id}`…): a misspelling (`{mesage}`) would otherwise be sent as written. JSON's
+/// own braces (`{"a":1}`) never look like one.
+pub(crate) fn unknown_placeholder<'a>(body: &'a str, known: &[&str]) -> Option<&'a str> {
+    let mut rest = body;
+    while let Some(at) = rest.find('{') {
+        let tail = rest.get(at..).unwrap_or("");
+        let name_len = tail
+            .get(1..)
+            .unwrap_or("")
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        if name_len > 0
+            && tail.as_bytes().get(name_len + 1) == Some(&b'}')
+            && let Some(candidate) = tail.get(..name_len + 2)
+            && !known.contains(&candidate)
+        {
+            return Some(candidate);
+        }
+        rest = tail.get(1..).unwrap_or("");
+    }
+    None
+}
+
 /// One error answer of a definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -169,6 +195,29 @@ fn fill(body: &str, status: u16, (message, field): (&str, &str), ctx: &ErrorCont
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_placeholder_is_found_and_json_braces_are_not() {
+        assert_eq!(
+            unknown_placeholder(r#"{"error":"{mesage}","s":{status}}"#, &PLACEHOLDERS),
+            Some("{mesage}")
+        );
+        assert_eq!(
+            unknown_placeholder(
+                r#"{"a":{"b":1},"m":"{message}","x":"{}","y":"{ a }"}"#,
+                &PLACEHOLDERS
+            ),
+            None
+        );
+        assert_eq!(
+            unknown_placeholder("{retry_after}{limit}", &PLACEHOLDERS),
+            None
+        );
+        assert_eq!(
+            unknown_placeholder("{base}/x/{ids}", &["{base}", "{id}"]),
+            Some("{ids}")
+        );
+    }
 
     #[test]
     fn placeholders_are_filled_and_escaped_and_other_braces_kept() {

@@ -26,8 +26,18 @@ use serde::Deserialize;
 
 #[derive(Debug, Args)]
 pub(crate) struct PlotArgs {
-    /// The chart description (JSON).
-    #[arg(long)]
+    /// The chart description (JSON; its fields under --help).
+    ///
+    /// A JSON object; unknown fields are refused:
+    ///   title, x_label, y_label   text
+    ///   kind                      "line" (numeric x) or "bar" (x is a point's index)
+    ///   labels                    the bars' names (kind "bar")
+    ///   series                    [{"name": "...", "points": [[x, y], ...], "axis": "right"?}]
+    ///   y_max, y_log              the left axis' top and log scale (optional)
+    ///   y2_label, y2_max, y2_log  the right axis, for series with "axis": "right"
+    /// Example: {"title": "Throughput", "x_label": "workers", "y_label": "requests/s",
+    ///   "kind": "line", "series": [{"name": "sandbox", "points": [[1, 980], [2, 1950]]}]}
+    #[arg(long, verbatim_doc_comment)]
     input: PathBuf,
     /// The SVG to write.
     #[arg(long)]

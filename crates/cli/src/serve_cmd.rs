@@ -190,6 +190,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         LogFormat::Json => logs.json().flatten_event(true).init(),
     }
     let config = sandbox_config(args)?;
+    let sources = config.definitions.sources();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -219,6 +220,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
             "clients with fixed hosts: HTTPS_PROXY=http://{addr} and trust {} (apistend ca shows how)",
             ca.display()
         );
+        let _ = writeln!(out, "services: {}", services_line(sandbox.catalog(), &sources));
         let described: Vec<String> = sandbox
             .described_operations()
             .into_iter()
@@ -255,6 +257,28 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         tracing::info!("stopped");
         anyhow::Ok(())
     })
+}
+
+/// Every loaded service with its prefix, and the file of each that is not a built-in.
+fn services_line(
+    catalog: &apistend_catalog::Catalog,
+    sources: &[(String, Option<String>)],
+) -> String {
+    let listed: Vec<String> = catalog
+        .services()
+        .iter()
+        .map(|s| {
+            let file = sources
+                .iter()
+                .find(|(id, _)| id == s.id.as_str())
+                .and_then(|(_, file)| file.as_deref());
+            match file {
+                Some(file) => format!("{} {} ({file})", s.id, s.prefix),
+                None => format!("{} {}", s.id, s.prefix),
+            }
+        })
+        .collect();
+    listed.join(", ")
 }
 
 /// A request to paste: the first plain operation (no path parameter, not anonymous) of the first

@@ -25,9 +25,9 @@ impl ServicesArg {
     pub(crate) fn definitions(&self) -> anyhow::Result<Definitions> {
         let builtin = Definitions::builtin();
         let all = match &self.dir {
-            Some(dir) => builtin
-                .with_dir(dir)
-                .with_context(|| format!("--services {}", dir.display()))?,
+            // Its errors name the file (under DIR), its line and field, as the catalog's
+            // build errors do: one format, no prefix of ours.
+            Some(dir) => builtin.with_dir(dir)?,
             None => builtin,
         };
         if self.only.is_empty() {

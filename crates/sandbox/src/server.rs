@@ -176,8 +176,9 @@ impl Server {
         phase.busy();
         let done = Arc::clone(phase);
         self.route(req, (surface, conn), peer, phase)
-            .map(move |resp| {
+            .map(move |mut resp| {
                 done.answered();
+                named(&mut resp);
                 Ok(resp.map(pieces::bounded))
             })
     }
@@ -257,5 +258,17 @@ impl Server {
             routes::handle(state, req.map(Body::new), target, (surface, conn)),
         );
         Box::into_pin(boxed)
+    }
+}
+
+/// A status HTTP does not name (Yandex Market's 420) goes out with the service's reason phrase,
+/// as the real one sends it: hyper would write `420 <none>`.
+fn named(resp: &mut Response<Body>) {
+    let status = resp.status();
+    if status.canonical_reason().is_none()
+        && let Some(reason) = apistend_catalog::reason_phrase(status.as_u16())
+    {
+        resp.extensions_mut()
+            .insert(hyper::ext::ReasonPhrase::from_static(reason.as_bytes()));
     }
 }

@@ -99,7 +99,8 @@ class Sandbox:
                   per_second: Optional[float] = None,
                   algorithm: Optional[str] = None) -> dict[str, Any]:
         """This sandbox's quota of a limit group: ``burst`` tokens, one back every
-        ``interval_ms`` (or ``per_second``); ``algorithm`` ``gcra`` or ``fixed_window``."""
+        ``interval_ms`` (or ``per_second``); ``algorithm`` ``gcra`` or ``fixed_window``. What
+        is left out keeps its value (the sandbox's own quota's, else the catalog's)."""
         body: dict[str, Any] = {"burst": burst}
         if interval_ms is not None:
             body["interval_ms"] = interval_ms
@@ -109,6 +110,11 @@ class Sandbox:
             body["algorithm"] = algorithm
         return self.client.call("PUT", self._path(f"/limits/{_seg(service)}/{_seg(group)}"),
                                 body=body)
+
+    def remove_limit(self, service: str, group: str) -> None:
+        """Removes this sandbox's own quota of a group: the plan's or the catalog's applies
+        again (an :class:`ApistendError` with status 404 when it had none)."""
+        self.client.call("DELETE", self._path(f"/limits/{_seg(service)}/{_seg(group)}"))
 
     def settings(self) -> dict[str, Any]:
         """The sandbox's settings (latency, scenario, validation, journal…)."""

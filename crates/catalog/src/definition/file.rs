@@ -185,9 +185,11 @@ fn per_key() -> BucketScope {
     BucketScope::Key
 }
 
-/// A quota, in one of three spellings: `burst` + `interval_ms` (a bucket regaining one token per
-/// interval), `burst` + `per_second` (a leaky bucket), or `count` + `period_ms` (`count`
-/// requests per period, all at once).
+/// A quota, in one of three spellings of one bucket: `burst` + `interval_ms` (a bucket regaining
+/// one token per interval), `burst` + `per_second` (the interval is 1000/`per_second` ms), or
+/// `count` + `period_ms` (a burst of `count`, the interval `period_ms`/`count`: under GCRA
+/// `count` at once and then one per interval; under `fixed_window`, `count` per window of
+/// `period_ms`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]

@@ -203,6 +203,22 @@ impl Definitions {
             .map(|f| (f.name.as_str(), f.text.as_str(), f.parsed.as_ref()))
     }
 
+    /// Each file's service id and where it came from: `None` for a built-in, else the name it
+    /// was added under (a user's file path), in catalog order — what a start banner lists.
+    ///
+    /// ```
+    /// use apistend_catalog::definition::Definitions;
+    /// let d = Definitions::builtin();
+    /// assert!(d.sources().iter().any(|(id, from)| id == "wb" && from.is_none()));
+    /// ```
+    #[must_use]
+    pub fn sources(&self) -> Vec<(String, Option<String>)> {
+        self.files
+            .iter()
+            .map(|f| (f.id.clone(), f.parsed.as_ref().map(|_| f.name.clone())))
+            .collect()
+    }
+
     /// Parses every file, without building it (for round trips and tooling).
     ///
     /// # Errors

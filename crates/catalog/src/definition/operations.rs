@@ -75,16 +75,19 @@ fn operation(
     service_cost: &BTreeMap<u16, u32>,
 ) -> Result<Operation, CatalogError> {
     let at = o.method.span();
-    let method = Method::parse(o.method.get_ref()).ok_or_else(|| {
-        src.err(
-            at.clone(),
-            &format!("{field}.method"),
-            format!(
-                "{:?}: one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS",
-                o.method.get_ref()
-            ),
-        )
-    })?;
+    // As HTTP writes it (methods are case-sensitive): `get` is refused, not read as `GET`.
+    let method = Method::parse(o.method.get_ref())
+        .filter(|m| m.as_str() == o.method.get_ref())
+        .ok_or_else(|| {
+            src.err(
+                at.clone(),
+                &format!("{field}.method"),
+                format!(
+                    "{:?}: one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, in capitals",
+                    o.method.get_ref()
+                ),
+            )
+        })?;
     let op_groups = o
         .groups
         .iter()

@@ -24,15 +24,7 @@ pub(super) fn bind(
         if res.actions.is_empty() {
             return Err(err(".actions", "a resource has at least one action".into()));
         }
-        for (p, template) in &res.links {
-            pointer(p).map_err(|why| err(".links", why))?;
-            if !template.contains("{id}") {
-                return Err(err(
-                    ".links",
-                    format!("{template:?}: a link names the object's {{id}}"),
-                ));
-            }
-        }
+        check_links(res).map_err(|why| err(".links", why))?;
         for s in &res.stamps {
             pointer(&s.at).map_err(|why| err(".stamps", why))?;
         }
@@ -53,7 +45,13 @@ pub(super) fn bind(
             let f = format!(".actions[{a}]");
             let e = |why: String| err(&f, why);
             let method = Method::parse(&act.method)
-                .ok_or_else(|| e(format!("{:?}: not an HTTP method", act.method)))?;
+                .filter(|m| m.as_str() == act.method)
+                .ok_or_else(|| {
+                    e(format!(
+                        "{:?}: one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, in capitals",
+                        act.method
+                    ))
+                })?;
             let op = operations
                 .iter_mut()
                 .find(|o| o.method == method && o.path == act.path)
@@ -240,6 +238,23 @@ fn check_paging(
     Ok(())
 }
 
+/// A resource's links: each at a pointer, a template of the object's `{id}` (and `{base}`).
+fn check_links(res: &Resource) -> Result<(), String> {
+    for (p, template) in &res.links {
+        pointer(p)?;
+        if let Some(unknown) = crate::templates::unknown_placeholder(template, &["{base}", "{id}"])
+        {
+            return Err(format!(
+                "{template:?}: {unknown} is no placeholder; a link has {{base}} and {{id}}"
+            ));
+        }
+        if !template.contains("{id}") {
+            return Err(format!("{template:?}: a link names the object's {{id}}"));
+        }
+    }
+    Ok(())
+}
+
 /// A job's statuses and pointers.
 fn check_job(job: &crate::model::Job) -> Result<(), String> {
     if job.states.len() < 2 {
@@ -257,6 +272,15 @@ fn check_job(job: &crate::model::Job) -> Result<(), String> {
         .chain(&job.takes)
     {
         pointer(p)?;
+    }
+    for template in job.done.values() {
+        if let Some(unknown) =
+            crate::templates::unknown_placeholder(template, &["{base}", "{id}", "{finished}"])
+        {
+            return Err(format!(
+                "{template:?}: {unknown} is no placeholder; `done` has {{base}}, {{id}} and {{finished}}"
+            ));
+        }
     }
     Ok(())
 }

@@ -77,6 +77,18 @@ pub(super) fn templates(src: &Source<'_>, file: &ServiceFile) -> Result<Template
         if tv.status.is_some_and(|s| !(400..=599).contains(&s)) {
             return Err(src.err(t.span(), &format!("{field}.status"), "a 4xx or 5xx status"));
         }
+        if let Some(unknown) =
+            crate::templates::unknown_placeholder(&tv.body, &crate::templates::PLACEHOLDERS)
+        {
+            return Err(src.err(
+                t.span(),
+                &format!("{field}.body"),
+                format!(
+                    "{unknown} is no placeholder; the placeholders are {}",
+                    crate::templates::PLACEHOLDERS.join(", ")
+                ),
+            ));
+        }
         let json = tv
             .content_type
             .as_deref()

@@ -475,3 +475,42 @@ fn builtin_files_are_named_by_their_ids() {
         assert_eq!(file.0, format!("{}.toml", parsed.id.get_ref()));
     }
 }
+
+/// Spellings that would be accepted and then sent or matched as written are refused with their
+/// line and field: a method in lower case, a misspelt placeholder of an error template.
+#[test]
+fn a_lower_case_method_and_an_unknown_placeholder_are_refused() {
+    let base = ozon_as("mine", "/mine");
+    let op = format!(
+        "{base}\n[[operations]]\nmethod = \"get\"\npaths = [\"/v9/x\"]\ngroups = [\"client\"]\n"
+    );
+    let (line, field, reason) = refused(&op);
+    assert!(field.ends_with(".method"), "{field}");
+    assert!(
+        reason.contains("\"get\"") && reason.contains("capitals"),
+        "{reason}"
+    );
+    let want = op.lines().position(|l| l == "method = \"get\"").unwrap() + 1;
+    assert_eq!(line, want, "{reason}");
+
+    let moysklad = builtin_text("moysklad.toml")
+        .unwrap()
+        .replacen("id = \"moysklad\"", "id = \"ms2\"", 1)
+        .replacen("prefix = \"/moysklad\"", "prefix = \"/ms2\"", 1)
+        .replacen(
+            "hostnames = [\"api.moysklad.ru\"]",
+            "hostnames = [\"ms2.example.ru\"]",
+            1,
+        )
+        .replacen("{message}", "{mesage}", 1);
+    let (line, field, reason) = refused(&moysklad);
+    assert!(
+        field.starts_with("error_templates.") && field.ends_with(".body"),
+        "{field}"
+    );
+    assert!(
+        reason.contains("{mesage} is no placeholder") && reason.contains("{message}"),
+        "{reason}"
+    );
+    assert!(line > 1, "{line}");
+}

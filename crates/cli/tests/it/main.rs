@@ -16,6 +16,7 @@
 mod catalog_cli;
 mod chaos;
 mod client_libraries;
+mod docs;
 mod flood;
 mod load_cli;
 mod metrics;

@@ -314,3 +314,46 @@ fn a_killed_holders_slot_returns_after_its_lease() {
     });
     drop(b);
 }
+
+/// The start banner lists every loaded service with its prefix, and the file of a user's; a
+/// file that does not parse is refused in the format of every other definition error
+/// (`FILE:LINE: field: reason`), with no prefix of the command line's.
+#[test]
+fn the_banner_lists_the_services_and_a_parse_error_has_the_one_format() {
+    let services = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    copy("ozon", "market2", "/m2", services.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--only", "wb,market2"])
+        .arg("--data")
+        .arg(data.path())
+        .arg("--services")
+        .arg(services.path())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let listed = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .take(20)
+        .find_map(|l| l.strip_prefix("services: ").map(str::to_owned));
+    let _ = child.kill();
+    let _ = child.wait();
+    let file = services.path().join("market2.toml");
+    assert_eq!(
+        listed.as_deref(),
+        Some(format!("wb /wb, market2 /m2 ({})", file.display()).as_str())
+    );
+
+    std::fs::write(
+        services.path().join("broken.toml"),
+        "id = \"x\"\nprefix = [\n",
+    )
+    .unwrap();
+    let err = refused_start(data.path(), services.path());
+    let broken = services.path().join("broken.toml");
+    assert!(err.contains(&format!("{}:", broken.display())), "{err}");
+    assert!(!err.contains("--services"), "{err}");
+}

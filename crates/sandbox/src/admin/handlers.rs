@@ -224,10 +224,15 @@ pub(super) async fn set_limit(
     };
     o.check().map_err(ApiError::Unprocessable)?;
     let o: GroupOverride = o.into();
-    let quota = o
-        .apply(g.quota, &format!("{service} group {group}"))
+    // What the body leaves out stays as it is: the sandbox's own quota of the group when it
+    // has one, else the catalog's (`{"burst": 5}` keeps the interval).
+    let name = format!("{service} group {group}");
+    let quota = state
+        .tenants
+        .set_limit(&id, &service, &group, |current| {
+            o.apply(current.unwrap_or(g.quota), &name)
+        })?
         .map_err(|e| ApiError::Unprocessable(e.to_string()))?;
-    state.tenants.set_limit(&id, &service, &group, quota)?;
     Ok(Json(super::schema::Limit {
         service,
         group,
@@ -235,6 +240,23 @@ pub(super) async fn set_limit(
         interval_ms: millis(quota.interval_micros()),
         algorithm: quota.algorithm().as_str().to_owned(),
     }))
+}
+
+#[utoipa::path(delete, path = "/api/v1/sandboxes/{id}/limits/{service}/{group}", tag = "limits",
+    params(("id" = String, Path), ("service" = String, Path), ("group" = String, Path)),
+    responses((status = 204, description = "removed: the plan's or the catalog's quota applies again"), Errors))]
+/// Removes this sandbox's own quota of a limit group.
+pub(super) async fn remove_limit(
+    State(state): State<Arc<AppState>>,
+    Path((id, service, group)): Path<(String, String, String)>,
+) -> Result<StatusCode, ApiError> {
+    if state.tenants.remove_limit(&id, &service, &group)? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!(
+            "sandbox {id} has no quota of its own for {service} group {group:?}"
+        )))
+    }
 }
 
 #[utoipa::path(post, path = "/api/v1/sandboxes/{id}/b24-apps", tag = "bitrix24", params(("id" = String, Path)),

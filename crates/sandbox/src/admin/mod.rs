@@ -42,7 +42,7 @@ use crate::state::AppState;
 use buckets::{inspect, reset};
 use handlers::{
     add_app, create, delete_one, get_one, get_settings, issue_key, list, list_apps, list_keys,
-    put_settings, remove_app, revoke_key, scenarios, services, set_limit,
+    put_settings, remove_app, remove_limit, revoke_key, scenarios, services, set_limit,
 };
 
 pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
@@ -65,7 +65,7 @@ pub(crate) fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         )
         .route(
             "/api/v1/sandboxes/{id}/limits/{service}/{group}",
-            put(set_limit),
+            put(set_limit).delete(remove_limit),
         )
         .route("/api/v1/sandboxes/{id}/buckets", get(inspect))
         // An action, not a removal: the buckets are there again at once, full.

@@ -18,7 +18,8 @@ use super::events::__path_events;
 use super::handlers::{
     __path_add_app, __path_create, __path_delete_one, __path_get_one, __path_get_settings,
     __path_issue_key, __path_list, __path_list_apps, __path_list_keys, __path_put_settings,
-    __path_remove_app, __path_revoke_key, __path_scenarios, __path_services, __path_set_limit,
+    __path_remove_app, __path_remove_limit, __path_revoke_key, __path_scenarios, __path_services,
+    __path_set_limit,
 };
 use super::schema::Problem;
 
@@ -32,7 +33,7 @@ use super::schema::Problem;
     ),
     paths(
         document, services, scenarios, create, list, get_one, delete_one, issue_key, list_keys,
-        revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit,
+        revoke_key, add_app, list_apps, remove_app, get_settings, put_settings, set_limit, remove_limit,
         inspect, reset, events, super::objects::export, super::objects::counts,
         super::objects::replace, super::objects::clear, super::objects::finish,
         super::requests::list, super::requests::count, super::requests::wait,

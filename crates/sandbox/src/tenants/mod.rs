@@ -12,6 +12,7 @@
 
 mod file;
 mod index;
+mod limits;
 mod records;
 mod replication;
 mod store;

@@ -237,6 +237,14 @@ impl SettingsRecord {
 }
 
 impl LimitRecord {
+    /// The quota it holds (`None` if the record is broken: a checked record never is).
+    pub(crate) fn quota(&self) -> Option<Quota> {
+        let algorithm = self.algorithm.parse::<Algorithm>().ok()?;
+        Quota::new(self.burst, Duration::from_micros(self.interval_us))
+            .ok()
+            .map(|q| q.with_algorithm(algorithm))
+    }
+
     fn check(&self) -> Result<(), String> {
         let algorithm = self
             .algorithm

@@ -6,14 +6,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use apistend_limiter::Quota;
 use foldhash::HashMap;
 
 use super::file::DataDir;
 use super::index::{Index, Principal};
 use super::records::{
-    AdminRecord, AppRecord, DATA_VERSION, DataFile, LimitRecord, SandboxRecord, SettingsRecord,
-    Tombstone, Touched, check_key,
+    AdminRecord, AppRecord, DATA_VERSION, DataFile, SandboxRecord, SettingsRecord, Tombstone,
+    Touched, check_key,
 };
 use super::view::View;
 use crate::error::SandboxError;
@@ -283,33 +282,6 @@ impl Tenants {
         .map(|done| done.is_some())
     }
 
-    /// Sets the sandbox's own quota of a group.
-    ///
-    /// # Errors
-    /// [`SandboxError::Config`] for an unknown sandbox; [`SandboxError::Data`] when the data file
-    /// cannot be written.
-    pub fn set_limit(
-        &self,
-        id: &str,
-        service: &str,
-        group: &str,
-        quota: Quota,
-    ) -> Result<(), SandboxError> {
-        self.edit(id, |s, _| {
-            s.limits
-                .retain(|l| !(l.service == service && l.group == group));
-            s.limits.push(LimitRecord {
-                service: service.to_owned(),
-                group: group.to_owned(),
-                burst: quota.burst(),
-                interval_us: quota.interval_micros(),
-                algorithm: quota.algorithm().as_str().to_owned(),
-            });
-            Ok(Some(()))
-        })
-        .map(drop)
-    }
-
     /// Sets the sandbox's defaults (already validated); setting a scenario again restarts its
     /// sequence of draws.
     ///
@@ -398,7 +370,7 @@ impl Tenants {
 
     /// Changes the sandbox `id` (`taken` says whether a credential is in use anywhere) and
     /// raises its revision; `f` answers `None` when there was nothing to change.
-    fn edit(
+    pub(super) fn edit(
         &self,
         id: &str,
         f: impl FnOnce(&mut SandboxRecord, &dyn Fn(&str) -> bool) -> Result<Option<()>, SandboxError>,

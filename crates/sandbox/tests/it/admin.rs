@@ -754,3 +754,61 @@ async fn a_key_of_a_chosen_value_works_at_once() {
     let listed: Value = a.call(Method::GET, &keys, None).await.json().await.unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 3);
 }
+
+/// A partial `PUT …/limits` changes what it names and keeps the rest of the sandbox's own
+/// quota; `DELETE` removes that quota (the catalog's applies again), and a second `DELETE` is a
+/// 404 saying so.
+#[tokio::test]
+async fn a_limit_is_merged_by_a_partial_put_and_removed_by_delete() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let a = Admin::new(&s.base);
+    let (id, _) = a.create().await;
+    let path = format!("/api/v1/sandboxes/{id}/limits/ozon/client");
+    let sandbox = format!("/api/v1/sandboxes/{id}");
+    let call = async |method: Method, path: &str, body: Option<Value>| -> (StatusCode, Value) {
+        let r = a.call(method, path, body).await;
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    };
+    let quota = |v: &Value| {
+        (
+            v["burst"].as_u64(),
+            v["interval_ms"].as_f64(),
+            v["algorithm"].as_str().map(str::to_owned),
+        )
+    };
+    let (_, set) = call(
+        Method::PUT,
+        &path,
+        Some(json!({"burst": 2, "interval_ms": 60000})),
+    )
+    .await;
+    assert_eq!(quota(&set), (Some(2), Some(60000.0), Some("gcra".into())));
+    let (_, merged) = call(Method::PUT, &path, Some(json!({"burst": 5}))).await;
+    assert_eq!(
+        quota(&merged),
+        (Some(5), Some(60000.0), Some("gcra".into())),
+        "the interval is kept"
+    );
+    let (_, merged) = call(
+        Method::PUT,
+        &path,
+        Some(json!({"algorithm": "fixed_window"})),
+    )
+    .await;
+    assert_eq!(
+        quota(&merged),
+        (Some(5), Some(60000.0), Some("fixed_window".into()))
+    );
+    let (_, record) = call(Method::GET, &sandbox, None).await;
+    assert_eq!(record["limits"].as_array().unwrap().len(), 1, "{record}");
+
+    let (status, _) = call(Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, record) = call(Method::GET, &sandbox, None).await;
+    assert_eq!(record["limits"], json!([]), "{record}");
+    let (status, problem) = call(Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("no quota of its own"), "{problem}");
+}

@@ -156,3 +156,87 @@ async fn the_rate_limit_scenario_answers_as_a_real_exceedance() {
     assert_eq!(real[2].as_deref(), Some("600"), "{real:?}");
     assert_eq!(real[0].as_deref(), Some("60"), "{real:?}");
 }
+
+/// WB's 429 body has the fields of the `TooManyRequests` example of WB's description, each in
+/// its format (the limiter's UUID in `detail`, the gateway's trace in `code`), and nothing of
+/// the sandbox's own in it.
+#[tokio::test]
+async fn wbs_429_matches_its_description_field_by_field_in_format() {
+    let Some(spec) = support::shared_file("wb-openapi/06-in-store-pickup.yaml") else {
+        return;
+    };
+    // The example under `title: too many requests`: `key: value` lines at one indentation.
+    let at = spec.find("title: too many requests").unwrap();
+    let indent = spec[..at].rsplit('\n').next().unwrap().len();
+    let example: Vec<(String, String)> = spec[at - indent..]
+        .lines()
+        .take_while(|l| l.len() > indent && !l[..indent].contains(|c: char| c != ' '))
+        .filter_map(|l| {
+            let (k, v) = l.trim().split_once(": ")?;
+            Some((k.to_owned(), v.trim_matches('\'').to_owned()))
+        })
+        .collect();
+    assert_eq!(example.len(), 8, "{example:?}");
+
+    let s = support::start(|c| c).await;
+    let c = support::client();
+    let body: Value = loop {
+        let r = c
+            .get(format!("{}/wb/api/v1/seller-info", s.base))
+            .header("Authorization", &s.key)
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 429 {
+            break r.json().await.unwrap();
+        }
+    };
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    };
+    let uuid = |s: &str| {
+        let parts: Vec<&str> = s.split('-').collect();
+        parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| hex(p))
+    };
+    let format_of = |field: &str, value: &str| -> bool {
+        match field {
+            "title" => value == "too many requests",
+            "detail" => value.strip_prefix("limited by ").is_some_and(uuid),
+            "code" => value.split_once("-[UK-").is_some_and(|(head, tail)| {
+                head.split_once('-')
+                    .is_some_and(|(a, b)| a.len() == 8 && b.len() == 12 && hex(a) && hex(b))
+                    && tail.len() == 12
+                    && tail.ends_with(']')
+                    && tail[..11].bytes().all(|b| b.is_ascii_alphanumeric())
+            }),
+            "requestId" => value.len() == 32 && hex(value),
+            "origin" => !value.is_empty() && !value.contains("apistend"),
+            "status" => value == "429",
+            "statusText" => value == "Too Many Requests",
+            "timestamp" => {
+                value.len() == 20 && value.ends_with('Z') && value.as_bytes()[10] == b'T'
+            }
+            _ => false,
+        }
+    };
+    let object = body.as_object().unwrap();
+    assert_eq!(object.len(), example.len(), "{body}");
+    for (field, example_value) in &example {
+        assert!(
+            format_of(field, example_value),
+            "the description's {field}: {example_value}"
+        );
+        let ours = match &object[field.as_str()] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert!(format_of(field, &ours), "our {field}: {ours}");
+    }
+    assert!(
+        !body.to_string().to_lowercase().contains("apistend"),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("sandbox"), "{body}");
+}

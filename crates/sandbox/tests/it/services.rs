@@ -540,3 +540,33 @@ async fn ymarket_a_sandbox_selects_the_medium_tier() {
     assert_eq!(r.status(), 200);
     assert_eq!(limit().await, "600");
 }
+
+/// Yandex Market's 420 carries its reason phrase on the status line, as the real one does
+/// (`Enhance Your Calm`; HTTP names no 420, and a server without one writes none).
+#[tokio::test]
+async fn ymarkets_420_has_its_reason_phrase_on_the_wire() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = support::start(|c| c).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "GET /ymarket/v2/campaigns HTTP/1.1\r\nHost: {addr}\r\nApi-Key: {}\r\n\
+         X-Mock-Delay: 0\r\nX-Mock-Scenario: rate_limit\r\nConnection: close\r\n\r\n",
+        s.key
+    );
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        conn.read_to_end(&mut answer),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 420 Enhance Your Calm\r\n"),
+        "{}",
+        answer.lines().next().unwrap_or("")
+    );
+}
