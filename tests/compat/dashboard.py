@@ -10,6 +10,7 @@ and the objects the sandbox keeps counted, then reset. With SCREENSHOT_DIR, save
 Exits non-zero with a message at the first expectation that fails.
 """
 
+import re
 import sys
 import time
 
@@ -84,7 +85,12 @@ with sync_playwright() as p:
     page.on("requestfinished", lambda r: feeds.discard(r))
     console = []  # for the message of a failed expectation only (a refused token logs one too)
     page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    # The resets ask first; the test says yes (and counts that they asked).
+    asked = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.goto(base + "/ui")
+    # The login page has no log-out button.
+    expect(page.locator("#logout")).to_be_hidden()
 
     if shots:
         page.screenshot(path=f"{shots}/dashboard-login.png")
@@ -195,6 +201,19 @@ with sync_playwright() as p:
         page.locator("#refusals summary").first.click()
         page.locator("#requests tbody tr[data-id]").first.click()
         page.screenshot(path=f"{shots}/dashboard.png", full_page=True)
+
+    if len(asked) < 3:
+        raise SystemExit(f"a reset did not ask first: {asked}")
+    # Times on a 24-hour clock, whatever the browser's locale.
+    shown = page.locator("#requests tbody tr[data-id] td.num").first.inner_text()
+    if not re.fullmatch(r"\d\d:\d\d:\d\d\.\d\d\d", shown):
+        raise SystemExit(f"a request's time is not a 24-hour clock: {shown!r}")
+    # From 800 px up the page never scrolls sideways.
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_timeout(300)
+    overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+    if overflow > 0:
+        raise SystemExit(f"at 800 px the page is {overflow} px wider than the window")
 
     if errors:
         raise SystemExit(f"the page threw: {errors}")

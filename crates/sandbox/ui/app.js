@@ -51,6 +51,13 @@ async function api(method, path, body, signal) {
 
 const json = async (method, path, body) => (await api(method, path, body)).json();
 
+// A moment as a 24-hour local clock with milliseconds (`14:03:27.415`), whatever the locale.
+function clock(ms) {
+  const d = new Date(ms);
+  const p = (n, w = 2) => String(n).padStart(w, "0");
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -330,7 +337,8 @@ function bar(share) {
 }
 
 // A line of `value` against `top` since the first point (at most five minutes);
-// `second` (refusals) in red.
+// `second` (refusals) as a red area under it, so that the requests' line stays visible where
+// every request was refused.
 function spark(canvas, h, now, value, top, second) {
   const c = canvas.getContext("2d");
   const w = canvas.width, ht = canvas.height;
@@ -347,8 +355,16 @@ function spark(canvas, h, now, value, top, second) {
     h.forEach((p, i) => (i ? c.lineTo(x(p[0]), y(f(p), p)) : c.moveTo(x(p[0]), y(f(p), p))));
     c.stroke();
   };
+  if (second && h.length) {
+    c.beginPath();
+    c.moveTo(x(h[0][0]), ht - 2);
+    h.forEach((p) => c.lineTo(x(p[0]), y(second(p), p)));
+    c.lineTo(x(h[h.length - 1][0]), ht - 2);
+    c.closePath();
+    c.fillStyle = "rgba(220, 38, 38, 0.35)";
+    c.fill();
+  }
   line(value, "#2563eb");
-  if (second) line(second, "#dc2626");
 }
 
 function renderRefusals() {
@@ -360,7 +376,7 @@ function renderRefusals() {
         el(
           "details",
           {},
-          el("summary", {}, `${new Date(r.at_ms).toLocaleTimeString()} · ${r.status} · ${r.method} ${r.path} · ${r.key} · ${r.service} / ${r.group ?? "-"}`),
+          el("summary", {}, `${clock(r.at_ms)} · ${r.status} · ${r.method} ${r.path} · ${r.key} · ${r.service} / ${r.group ?? "-"}`),
           el("pre", {}, Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join("\n") + "\n\n" + r.body),
         ),
       ),
@@ -404,7 +420,7 @@ function renderRequests(requests) {
       const row = el(
         "tr",
         { "data-id": r.id, onclick: () => showRequest(r.id) },
-        el("td", { class: "num" }, new Date(r.at_ms).toLocaleTimeString()),
+        el("td", { class: "num" }, clock(r.at_ms)),
         el("td", { class: "mono" }, r.key),
         el("td", { class: "mono" }, `${r.request.method} ${r.request.path}`),
         el("td", { class: "num" }, String(r.response.status)),
@@ -528,13 +544,21 @@ function wire() {
   $("f-service").addEventListener("change", () => (filterGroups(), (ui.bOffset = 0), startFeed()));
   $("f-group").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
   $("f-key").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
-  $("reset-all").addEventListener("click", () => resetBuckets(Object.fromEntries(filter())));
+  $("reset-all").addEventListener("click", () => {
+    if (confirm("Refill every bucket the filter shows, and end their keys' lockouts?")) {
+      resetBuckets(Object.fromEntries(filter()));
+    }
+  });
   $("l-service").addEventListener("change", limitGroups);
   $("l-group").addEventListener("change", limitGroups);
   $("limit-form").addEventListener("submit", setLimit);
   $("settings-form").addEventListener("submit", saveSettings);
   $("objects-refresh").addEventListener("click", countObjects);
-  $("objects-reset").addEventListener("click", resetObjects);
+  $("objects-reset").addEventListener("click", () => {
+    if (confirm("Forget what this sandbox's clients wrote? Every collection starts again with its examples.")) {
+      resetObjects();
+    }
+  });
   $("r-refresh").addEventListener("click", loadRequests);
   $("r-refused").addEventListener("change", loadRequests);
   $("r-clear").addEventListener("click", clearRequests);
