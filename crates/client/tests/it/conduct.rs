@@ -150,8 +150,14 @@ async fn issue_key(base: &str, sandbox: &str) -> String {
 
 impl Call {
     fn request(&self, base: &str, key: &str) -> reqwest::RequestBuilder {
+        self.request_on(&reqwest::Client::new(), base, key)
+    }
+
+    /// The request through `http` (its connection pool: one kept-alive connection for requests
+    /// sent one after the other).
+    fn request_on(&self, http: &reqwest::Client, base: &str, key: &str) -> reqwest::RequestBuilder {
         let url = format!("{base}{}{}", self.prefix, self.path.replace("{key}", key));
-        let mut r = reqwest::Client::new()
+        let mut r = http
             .request(self.method.clone(), url)
             .header("X-Mock-Delay", "0");
         if let Some((name, form)) = self.auth {
@@ -213,6 +219,9 @@ impl Call {
     /// past the 50 ms in which a request may have been in flight): twelve requests in all; how
     /// many came after a refusal.
     async fn hammer(&self, base: &str, key: &str) -> u64 {
+        // One client, as a naive loop has: its requests share a connection, so the sandbox
+        // knows each was sent after the refusal before it was read.
+        let http = reqwest::Client::new();
         let mut after_refusal = 0;
         let mut last_refused = false;
         for _ in 0..12 {
@@ -221,7 +230,7 @@ impl Call {
                 tokio::time::sleep(Duration::from_millis(60)).await;
             }
             let status = self
-                .request(base, key)
+                .request_on(&http, base, key)
                 .send()
                 .await
                 .unwrap()

@@ -6,9 +6,11 @@
 //!   MoySklad's `X-Lognex-Retry-After`, Yandex Market's `X-RateLimit-Resource-Until`, else
 //!   `Retry-After` or our `X-APIStend-Retry-After`), and by how much: the record's "on 429,
 //!   wait at least what the server says". A request that arrived before, or within
-//!   [`IN_FLIGHT_MS`] after, the answer to the first refusal of a run of refusals is not judged:
-//!   it may have left before the client read that refusal (a fleet's workers have requests in
-//!   flight; they are refused too, and do not move that moment); every later request before the
+//!   [`IN_FLIGHT_MS`] after, the answer to the first refusal of a run of refusals is not judged
+//!   unless it came on a connection a refusal of the run was answered on (then it was sent after
+//!   the client read it): it may have left before the client read that refusal (a fleet's
+//!   workers have requests in flight; they are refused too, and do not move that moment); every
+//!   later request before the
 //!   wait the last refusal announced has passed is an early retry, until an answer that is not
 //!   a refusal ends the run;
 //! - **retried dead ends** — the same request (method, path, query and body) sent again by
@@ -27,9 +29,12 @@ use super::record::Record;
 /// the journal's times are whole milliseconds.
 const SLACK_MS: u64 = 2;
 
-/// A request within this many milliseconds after the answer to the first refusal of a run may
-/// have been sent before the client read that refusal: it is not judged.
-pub(crate) const IN_FLIGHT_MS: u64 = 50;
+/// A request on another connection within this many milliseconds after the answer to the first
+/// refusal of a run may have been sent before the client read that refusal: it is not judged.
+/// 50 ms judged a proxy's concurrent workers early on a loaded 2-core CI machine (six proxies,
+/// thirty clients: requests released together reached the sandbox tenths of a second apart). A
+/// request on the refused connection itself is judged at once ([`Pause::judges`]).
+pub(crate) const IN_FLIGHT_MS: u64 = 250;
 
 /// How a sandbox's keys treated its services' limits.
 #[derive(Debug, Serialize, ToSchema)]
@@ -97,13 +102,33 @@ struct Bucket {
 }
 
 /// A wait a refusal announced.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Pause {
     /// No request before this moment (Unix ms), as the last refusal announced.
     until: u64,
-    /// Requests before this moment (Unix µs) may have been in flight when the run's first
-    /// refusal was read.
+    /// Requests on other connections before this moment (Unix µs) may have been in flight when
+    /// the run's first refusal was read.
     in_flight_until_us: u64,
+    /// The connections the run's refusals were answered on, and when (Unix µs): a request on
+    /// one of them after that answer was sent after the client read it (HTTP/1.1 sends the
+    /// next request on a connection only once the answer is read), so it is judged at once.
+    read_on: Vec<(u64, u64)>,
+}
+
+/// The most connections of one run that are remembered (a fleet's concurrency, bounded).
+const READ_ON_MAX: usize = 64;
+
+impl Pause {
+    /// Whether a request that arrived at `at_us` on `connection` is judged: sent after the
+    /// client can have read the run's refusals.
+    fn judges(&self, at_us: u64, connection: u64) -> bool {
+        at_us >= self.in_flight_until_us
+            || (connection != 0
+                && self
+                    .read_on
+                    .iter()
+                    .any(|&(c, answered)| c == connection && at_us >= answered))
+    }
 }
 
 /// What is followed of one key.
@@ -164,11 +189,11 @@ impl Bucket {
             rep.group.clone_from(&r.group);
         }
         rep.requests += 1;
-        if let Some(p) = self.not_before {
+        if let Some(p) = &self.not_before {
             if r.at_ms + SLACK_MS >= p.until {
                 // Waited long enough: what comes later is judged by the next refusal.
                 self.not_before = None;
-            } else if r.at_us >= p.in_flight_until_us {
+            } else if p.judges(r.at_us, r.connection) {
                 self.early.push(p.until - r.at_ms);
             }
         }
@@ -189,13 +214,17 @@ impl Bucket {
             let answered_us = r.at_us + r.latency_us;
             // A run of refusals keeps the moment of its first: a refusal of a request in
             // flight, or of an early one, does not move it (the pause is still on).
-            let in_flight_until_us = match self.not_before {
-                Some(p) => p.in_flight_until_us,
-                None => answered_us + IN_FLIGHT_MS * 1000,
+            let (in_flight_until_us, mut read_on) = match self.not_before.take() {
+                Some(p) => (p.in_flight_until_us, p.read_on),
+                None => (answered_us + IN_FLIGHT_MS * 1000, Vec::new()),
             };
+            if read_on.len() < READ_ON_MAX {
+                read_on.push((r.connection, answered_us));
+            }
             self.not_before = Some(Pause {
                 until: answered_us / 1000 + wait,
                 in_flight_until_us,
+                read_on,
             });
         }
     }
@@ -305,31 +334,43 @@ mod tests {
     fn a_request_is_early_unless_it_may_have_left_before_the_refusal_was_read() {
         let refused = |at, conn| rec("k", at, conn, 429, Some("limit"), Some(1000));
         let ok = |at, conn| rec("k", at, conn, 200, None, None);
-        // A refusal answered at 1001: the wait ends at 2001, requests until 1051 were in flight.
+        // A refusal answered at 1001: the wait ends at 2001, requests until 1251 were in flight.
         let base = vec![ok(900, 1), refused(1000, 1)];
         let with = |more: Vec<Record>| [base.clone(), more].concat();
         assert_eq!(early(&with(vec![ok(1000, 2)])), 0, "before the answer");
-        assert_eq!(early(&with(vec![ok(1040, 2)])), 0, "in flight");
         assert_eq!(
-            early(&with(vec![ok(1060, 1)])),
+            early(&with(vec![ok(1240, 2)])),
+            0,
+            "in flight on another connection"
+        );
+        assert_eq!(
+            early(&with(vec![ok(1010, 1)])),
+            1,
+            "on the refused connection: sent after its answer was read"
+        );
+        assert_eq!(
+            early(&with(vec![ok(1260, 1)])),
             1,
             "after the client read it"
         );
         assert_eq!(early(&with(vec![ok(2001, 1)])), 0, "waited");
         // Requests in flight are refused too; they do not move the run's moment.
-        let run = vec![refused(1010, 2), refused(1030, 3), ok(1055, 2)];
+        let run = vec![refused(1010, 2), refused(1230, 3), ok(1255, 2)];
         assert_eq!(early(&with(run)), 1);
         // An answer that is not a refusal ends the run.
-        let run = vec![ok(1060, 1), ok(1070, 1)];
+        let run = vec![ok(1260, 1), ok(1270, 1)];
         assert_eq!(early(&with(run)), 1);
-        // A client sending again every 20 ms: all but the in-flight ones are early.
-        let hammer: Vec<Record> = (1..=10).map(|i| refused(1000 + 20 * i, 1)).collect();
+        // A client sending again every 100 ms on its connection: every one is early; on new
+        // connections, all but those in flight.
+        let hammer: Vec<Record> = (1..=10).map(|i| refused(1000 + 100 * i, 1)).collect();
+        let fresh: Vec<Record> = (1..=10).map(|i| refused(1000 + 100 * i, 10 + i)).collect();
+        assert_eq!(report(&with(fresh)).keys[0].groups[0].early_retries, 8);
         let r = report(&with(hammer));
-        assert_eq!(r.keys[0].groups[0].early_retries, 8);
+        assert_eq!(r.keys[0].groups[0].early_retries, 10);
         assert_eq!(r.keys[0].groups[0].longest_refusal_run, 11);
         assert_eq!(r.verdict, Verdict::Violations);
-        // The wait the refusal at 1040 announced (until 2041), 1060 the first judged.
-        assert_eq!(r.keys[0].groups[0].early_by_max_ms, Some(2041 - 1060));
+        // The wait the refusal at 1000 announced (until 2001), 1100 the first judged.
+        assert_eq!(r.keys[0].groups[0].early_by_max_ms, Some(2001 - 1100));
     }
 
     #[test]
