@@ -125,19 +125,16 @@ pub struct ErrorAnswer {
     pub body: String,
 }
 
-/// The reason phrase of a status HTTP does not name but a service answers (Yandex Market's 420
-/// `Enhance Your Calm`), for the status line: without it a server writes none.
+/// The reason phrase the services send with `status`, where the catalog knows one — Yandex
+/// Market's 420 `Enhance Your Calm` among them, which HTTP does not name and a server would send
+/// with none.
 ///
 /// ```
 /// assert_eq!(apistend_catalog::reason_phrase(420), Some("Enhance Your Calm"));
 /// assert_eq!(apistend_catalog::reason_phrase(299), None);
 /// ```
 pub fn reason_phrase(status: u16) -> Option<&'static str> {
-    Some(status_text(status)).filter(|t| *t != "Error")
-}
-
-pub(crate) fn status_text(status: u16) -> &'static str {
-    match status {
+    Some(match status {
         400 => "Bad Request",
         402 => "Payment Required",
         401 => "Unauthorized",
@@ -153,8 +150,14 @@ pub(crate) fn status_text(status: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
-        _ => "Error",
-    }
+        _ => return None,
+    })
+}
+
+/// The words of `status` in an error body (`statusText`, `{status_text}`): its reason phrase,
+/// else `Error`.
+pub(crate) fn status_text(status: u16) -> &'static str {
+    reason_phrase(status).unwrap_or("Error")
 }
 
 /// Bitrix24's error code of a request over the limit (its 503).
