@@ -6,7 +6,10 @@ Logs in (a wrong token first), makes a sandbox, sets its Bitrix24 limit from the
 bucket fall after requests, a refusal with the answer that was sent, the same refusal in the
 request journal beside its request and the conduct report's verdict, the bucket refill, and
 resets it with the page's button; sees an amoCRM key's lockout on its row, cleared by the reset,
-and the objects the sandbox keeps counted, then reset. With SCREENSHOT_DIR, saves what a person sees there.
+a row shown after the traffic with the history the server kept, the limit form following the
+filter with the sandbox's own limit, the drained buckets first with no filter (and not in catalog
+order), and the objects the sandbox keeps counted, then reset. With SCREENSHOT_DIR, saves what a
+person sees there.
 Exits non-zero with a message at the first expectation that fails.
 """
 
@@ -172,6 +175,16 @@ with sync_playwright() as p:
     page.select_option("#f-service", "amocrm")
     locked = page.locator(f'tr[data-bucket="{key}|amocrm|integration"] .locked')
     expect(locked).to_contain_text("locked", timeout=10_000)
+    # Its row appeared after the traffic (the page showed Bitrix24's buckets then), and it shows
+    # what happened: the server kept the bucket's history, drained to nothing.
+    amo = page.locator(f'tr[data-bucket="{key}|amocrm|integration"]')
+    if int(amo.get_attribute("data-history")) < 3 or amo.get_attribute("data-history-low") != "0":
+        raise SystemExit(
+            f"a row shown after the traffic has no history: {amo.get_attribute('data-history')} points, "
+            f"lowest {amo.get_attribute('data-history-low')}"
+        )
+    # The limit form follows the filter.
+    expect(page.locator("#l-service")).to_have_value("amocrm")
     page.click("#reset-all")
     expect(locked).to_have_count(0, timeout=10_000)
     with httpx.Client(base_url=base, timeout=10) as c:
@@ -189,6 +202,26 @@ with sync_playwright() as p:
     page.click("#objects-reset")
     expect(page.locator("#sb-objects")).to_have_text("none")
     page.select_option("#f-service", "b24")
+    # The limit form shows this sandbox's own limit of the group the filter chose.
+    page.select_option("#f-group", "portal")
+    expect(page.locator("#l-group")).to_have_value("portal")
+    expect(page.locator("#l-burst")).to_have_value("4")
+    expect(page.locator("#l-interval")).to_have_value("3000")
+    expect(page.locator("#l-own")).to_contain_text("own limit")
+
+    # With no filter, the buckets the traffic drained come first (of hundreds: every group of
+    # every service); in catalog order they do not.
+    call(5)
+    page.select_option("#f-service", "")
+    page.select_option("#f-key", "")
+    first = page.locator("#buckets tbody tr").first
+    expect(first).to_have_attribute("data-bucket", f"{key}|b24|portal", timeout=10_000)
+    if int(first.get_attribute("data-remaining")) > 1:
+        raise SystemExit(f"the first bucket is not the drained one: {seen(page)}")
+    page.select_option("#f-order", "catalog")
+    expect(first).not_to_have_attribute("data-bucket", f"{key}|b24|portal", timeout=10_000)
+    page.select_option("#f-order", "activity")
+    expect(first).to_have_attribute("data-bucket", f"{key}|b24|portal", timeout=10_000)
 
     # The defaults form keeps what it does not show.
     page.fill("#s-latency", "0")

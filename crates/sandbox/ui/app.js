@@ -157,6 +157,7 @@ async function choose(id) {
   $("sb-keys").textContent = s.keys.join(", ") || "none";
   fillSelect($("f-key"), [["", "all"], ...s.keys.map((k) => [k, k])]);
   filterGroups();
+  limitGroups();
   const st = s.settings || {};
   $("s-latency").value = st.latency_ms ?? "";
   $("s-scenario").value = st.scenario ? st.scenario.name : "";
@@ -183,13 +184,31 @@ function filterGroups() {
   fillSelect($("f-group"), [["", "all"], ...groups.map((g) => [g.id, g.id])]);
 }
 
+// The limit form's groups for its service, and the chosen group's limit now: this sandbox's
+// own when it has one, else the catalog's.
 function limitGroups() {
-  const groups = groupsOf($("l-service").value);
+  const service = $("l-service").value;
+  const groups = groupsOf(service);
   fillSelect($("l-group"), groups.map((g) => [g.id, g.id]));
-  const g = groups.find((x) => x.id === $("l-group").value);
+  const group = $("l-group").value;
+  const own = ((ui.sandbox && ui.sandbox.limits) || []).find((l) => l.service === service && l.group === group);
+  const g = own || groups.find((x) => x.id === group);
   if (g) {
     $("l-burst").value = g.burst;
     $("l-interval").value = g.interval_ms;
+  }
+  $("l-own").textContent = own ? "this sandbox's own limit" : "the service's limit";
+}
+
+// The limit form follows the filter: its service, and its group when one is chosen.
+function limitFollowsFilter() {
+  const service = $("f-service").value;
+  if (!service) return;
+  $("l-service").value = service;
+  limitGroups();
+  if ($("f-group").value) {
+    $("l-group").value = $("f-group").value;
+    limitGroups();
   }
 }
 
@@ -216,6 +235,7 @@ async function startFeed() {
   const p = filter();
   p.set("offset", ui.bOffset);
   p.set("limit", B_PAGE);
+  p.set("order", $("f-order").value);
   p.set("interval_ms", 500);
   const path = `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/events?${p}`;
   try {
@@ -284,13 +304,24 @@ function onBuckets(d) {
   const tbody = $("buckets").tBodies[0];
   const rows = d.buckets.map((b) => {
     const id = `${b.key}|${b.service}|${b.group}`;
+    // The first time a feed shows a bucket, the server sends what its requests did to it in the
+    // last minutes (kept while no page watched); the page goes on from there.
+    if (b.history) ui.history.set(id, b.history.filter((p) => p[0] < d.at_ms));
     const h = push(ui.history, id, [d.at_ms, b.remaining, b.limit], d.at_ms);
     const share = b.limit ? b.remaining / b.limit : 0;
     const canvas = el("canvas", { width: 240, height: 36 });
     spark(canvas, h, d.at_ms, (p) => p[1], (p) => p[2]);
     return el(
       "tr",
-      { "data-bucket": id, "data-remaining": b.remaining, "data-limit": b.limit },
+      {
+        "data-bucket": id,
+        "data-remaining": b.remaining,
+        "data-limit": b.limit,
+        "data-history": h.length,
+        "data-history-low": Math.min(...h.map((p) => p[1])),
+        class: b.last_request_ms ? "active" : "",
+        title: b.last_request_ms ? `last request ${clock(b.last_request_ms)}` : "no request in the last five minutes",
+      },
       el("td", { class: "mono" }, b.key),
       el("td", {}, `${b.service} / ${b.group}`),
       el("td", {}, bar(share)),
@@ -488,11 +519,14 @@ async function setLimit(ev) {
   ev.preventDefault();
   const [svc, grp] = [$("l-service").value, $("l-group").value];
   try {
-    const r = await json("PUT", `/api/v1/sandboxes/${encodeURIComponent(ui.sandbox.id)}/limits/${encodeURIComponent(svc)}/${encodeURIComponent(grp)}`, {
+    const id = encodeURIComponent(ui.sandbox.id);
+    const r = await json("PUT", `/api/v1/sandboxes/${id}/limits/${encodeURIComponent(svc)}/${encodeURIComponent(grp)}`, {
       burst: Number($("l-burst").value),
       // The API takes whole milliseconds (per_second for finer rates).
       interval_ms: Math.max(1, Math.round(Number($("l-interval").value))),
     });
+    ui.sandbox = await json("GET", `/api/v1/sandboxes/${id}`);
+    limitGroups();
     status("l-status", `${svc} / ${grp}: ${r.burst} per ${r.interval_ms} ms`);
   } catch (e) {
     status("l-status", e.message, true);
@@ -541,8 +575,9 @@ function wire() {
     await loadSandboxes();
     await choose(s.id);
   });
-  $("f-service").addEventListener("change", () => (filterGroups(), (ui.bOffset = 0), startFeed()));
-  $("f-group").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
+  $("f-service").addEventListener("change", () => (filterGroups(), limitFollowsFilter(), (ui.bOffset = 0), startFeed()));
+  $("f-group").addEventListener("change", () => (limitFollowsFilter(), (ui.bOffset = 0), startFeed()));
+  $("f-order").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
   $("f-key").addEventListener("change", () => ((ui.bOffset = 0), startFeed()));
   $("reset-all").addEventListener("click", () => {
     if (confirm("Refill every bucket the filter shows, and end their keys' lockouts?")) {

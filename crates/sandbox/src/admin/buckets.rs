@@ -128,6 +128,8 @@ pub(super) fn bucket_json(
         retry_after_ms: ms(d.retry_after),
         reset_after_ms: ms(d.reset_after),
         locked_for_ms: locked_for,
+        last_request_ms: None,
+        history: None,
     }
 }
 

@@ -1,7 +1,9 @@
 //! `GET /api/v1/sandboxes/{id}/events`: a sandbox's live feed, as server-sent events.
 //!
 //! - `buckets`, every `interval_ms`: one page of the sandbox's buckets (full ones too) and their
-//!   levels; `key`, `service`, `group` filter it on the server, `offset`/`limit` page it;
+//!   levels; `key`, `service`, `group` filter it on the server, `offset`/`limit` page it, `order`
+//!   orders it (by default those touched lately first, the most drained first: [`activity`]),
+//!   and a bucket's first appearance carries its past from the request journal;
 //! - `rates`, at the same pace: requests answered and refused per limit group since the last;
 //! - `refusal`, as it happens: a rate-limit answer, or a request refused as its description does
 //!   not allow it (its reason in `x-apistend-invalid`), as it was sent (headers, start of the body).
@@ -20,12 +22,13 @@ use futures_util::stream;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::buckets::{bucket_json, buckets_of};
+use super::activity::{self, ACTIVE_MS, Activity};
+use super::buckets::bucket_json;
 use super::extract::ApiQuery;
+use super::feed::{BucketOrder, FeedEventName as Name, FeedQuery};
 use super::problem::ApiError;
 use super::schema::BucketFilter;
 use super::schema::Errors;
-use super::schema::{FeedEventName as Name, FeedQuery};
 use crate::state::AppState;
 use crate::watch::{Feed, Seen};
 
@@ -35,7 +38,7 @@ const MAX_PAGE: usize = 500;
 
 #[utoipa::path(get, path = "/api/v1/sandboxes/{id}/events", tag = "buckets",
     params(("id" = String, Path), FeedQuery),
-    responses((status = 200, content_type = "text/event-stream", body = super::schema::FeedEvent,
+    responses((status = 200, content_type = "text/event-stream", body = super::feed::FeedEvent,
         description = "`buckets` (a page of levels) and `rates` (requests and refusals per group) \
             every `interval_ms`, and each `refusal` as it was sent; JSON in each event's data"),
         Errors))]
@@ -60,6 +63,10 @@ pub(super) async fn events(
             "limit: from 1 to {MAX_PAGE}, got {limit}"
         )));
     }
+    // What the sandbox's requests touched lately, before this feed opened (a journal that does
+    // not answer leaves the order to what the feed sees).
+    let since = apistend_answers::clock::unix_now_us() / 1000 - ACTIVE_MS;
+    let activity = Activity::of(state.journal.touches(&id, since).await.unwrap_or_default());
     let mut ticker = tokio::time::interval(Duration::from_millis(interval));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let run = Run {
@@ -67,6 +74,8 @@ pub(super) async fn events(
         filter: BucketFilter::page(q.key, q.service, q.group),
         offset: q.offset,
         limit,
+        order: q.order.unwrap_or_default(),
+        activity,
         interval,
         state,
         sandbox: id,
@@ -96,6 +105,9 @@ struct Run {
     filter: BucketFilter,
     offset: usize,
     limit: usize,
+    order: BucketOrder,
+    /// The buckets touched lately, and their past until shown.
+    activity: Activity,
     interval: u64,
     state: Arc<AppState>,
     sandbox: String,
@@ -138,6 +150,8 @@ impl Run {
 
     /// Counts a request; a refusal is an event of its own.
     fn saw(&mut self, seen: &Seen) -> Option<Event> {
+        self.activity
+            .saw(&seen.key, seen.service, seen.group, seen.at_ms);
         let c = self.counts.entry((seen.service, seen.group)).or_default();
         c.0 += 1;
         let refusal = seen.refusal.as_ref()?;
@@ -180,22 +194,37 @@ impl Run {
             .collect();
         let rates = json!({"at_ms": at_ms, "interval_ms": self.interval, "groups": groups,
                            "missed": std::mem::take(&mut self.missed)});
-        let page: Vec<_> = buckets_of(&self.state, &s, &self.filter)
-            .skip(self.offset)
-            .take(self.limit + 1)
-            .collect();
-        let more = page.len() > self.limit;
-        let mut rows = Vec::with_capacity(page.len());
-        for b in page.iter().take(self.limit) {
-            match self.state.store.peek(&b.bucket, &b.quota).await {
-                Ok(d) => rows.push(bucket_json(&self.state, b, &d)),
-                Err(e) => {
-                    self.pending
-                        .push(event(Name::Error, &json!({"detail": e.to_string()})));
-                    break;
-                }
+        self.activity.expire(at_ms);
+        let page = activity::page(
+            &self.state,
+            &s,
+            &self.filter,
+            &self.activity,
+            self.order,
+            self.offset,
+            self.limit,
+        )
+        .await;
+        let (rows, more) = match page {
+            Ok(page) => {
+                let rows: Vec<_> = page
+                    .rows
+                    .iter()
+                    .map(|(b, d)| {
+                        let mut row = bucket_json(&self.state, b, d);
+                        row.history = self.activity.take_past(&self.state, b, at_ms);
+                        row.last_request_ms = self.activity.last_of(&self.state, b);
+                        row
+                    })
+                    .collect();
+                (rows, page.more)
             }
-        }
+            Err(e) => {
+                self.pending
+                    .push(event(Name::Error, &json!({"detail": e.to_string()})));
+                (Vec::new(), false)
+            }
+        };
         // Sent in this order: buckets, then rates.
         self.pending.push(event(Name::Rates, &rates));
         self.pending.push(event(

@@ -13,11 +13,13 @@
 //! - [`problem`]: problem details and the typed [`ApiError`](problem::ApiError);
 //! - [`handlers`]: one function per route.
 
+mod activity;
 mod auth;
 mod body;
 mod buckets;
 mod events;
 mod extract;
+mod feed;
 mod handlers;
 mod objects;
 mod openapi;

@@ -123,6 +123,15 @@ pub(super) struct Bucket {
     /// rejections), when it is locked out; a bucket reset clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) locked_for_ms: Option<u64>,
+    /// In a live feed: when a request last touched it, in the last five minutes (Unix
+    /// milliseconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) last_request_ms: Option<u64>,
+    /// In a live feed, the first time it is on the feed's page: its levels over the last five
+    /// minutes, from the request journal, as `[at_ms, remaining, limit]` points (the level
+    /// each request left, and the moment a refill made it full again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) history: Option<Vec<[u64; 3]>>,
 }
 
 /// An emulated service and its limit groups.
@@ -143,41 +152,6 @@ pub(super) struct GroupInfo {
     pub(super) algorithm: String,
     /// Buckets per host, made on first use (not listed by the buckets routes).
     pub(super) per_host: bool,
-}
-
-/// One server-sent event of a live feed: its name, and its data as JSON text.
-#[derive(Debug, Serialize, ToSchema)]
-pub(super) struct FeedEvent {
-    pub(super) event: FeedEventName,
-    /// JSON: `buckets` `{at_ms, offset, more, buckets: [Bucket]}`, `rates` `{at_ms, interval_ms,
-    /// groups: [{service, group, answered, refused}], missed}`, `refusal` `{at_ms, key,
-    /// service, group, method, path, status, headers, body}`, `gone` `{sandbox}`, `error`
-    /// `{detail}`.
-    pub(super) data: String,
-}
-
-/// The events of a live feed.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub(super) enum FeedEventName {
-    Buckets,
-    Rates,
-    Refusal,
-    Gone,
-    Error,
-}
-
-impl FeedEventName {
-    /// The name on the wire (`event: buckets`).
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Self::Buckets => "buckets",
-            Self::Rates => "rates",
-            Self::Refusal => "refusal",
-            Self::Gone => "gone",
-            Self::Error => "error",
-        }
-    }
 }
 
 /// An error, as RFC 9457 problem details (`application/problem+json`).
@@ -365,26 +339,6 @@ pub(super) struct BucketFilter {
     pub(super) limit: Option<usize>,
 }
 
-/// The query of a live feed.
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub(super) struct FeedQuery {
-    pub(super) key: Option<String>,
-    pub(super) service: Option<String>,
-    pub(super) group: Option<String>,
-    /// Buckets to skip.
-    #[serde(default, deserialize_with = "page::offset")]
-    #[param(minimum = 0, maximum = 1_000_000_000)]
-    pub(super) offset: usize,
-    /// Buckets per `buckets` event, 1 to 500 (50 when absent).
-    #[param(minimum = 1, maximum = 500)]
-    pub(super) limit: Option<usize>,
-    /// How often `buckets` and `rates` come, 200 ms to 60 s (1 s when absent).
-    #[param(minimum = 200, maximum = 60000)]
-    pub(super) interval_ms: Option<u64>,
-}
-
 /// Whole numbers as JSON writes them: `5` and `5.0` alike (a JSON Schema integer is either).
 pub(super) mod whole {
     use serde::{Deserialize, Deserializer, de::Error};
@@ -436,7 +390,7 @@ pub(super) mod whole {
 }
 
 /// Paging numbers, at most [`page::MAX`] (as the document says): a larger one is a mistake.
-mod page {
+pub(super) mod page {
     use serde::{Deserialize, Deserializer, de::Error};
 
     /// The largest `offset` or `limit` (the `maximum` of their schemas).
@@ -450,11 +404,13 @@ mod page {
         }
     }
 
-    pub(super) fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    pub(in crate::admin) fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         checked(usize::deserialize(d)?)
     }
 
-    pub(super) fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    pub(in crate::admin) fn limit<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<usize>, D::Error> {
         Option::<usize>::deserialize(d)?.map(checked).transpose()
     }
 }

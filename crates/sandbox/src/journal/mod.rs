@@ -7,7 +7,8 @@
 //! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
 //! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
 //!   instance shares (with `--redis`), written in batches off the request path;
-//! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key.
+//! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key;
+//!   [`touches`]: the levels requests left their buckets at (the dashboard's order and history).
 
 pub(crate) mod conduct;
 pub(crate) mod entry;
@@ -18,6 +19,7 @@ mod mask;
 pub(crate) mod record;
 mod ring;
 mod shared;
+mod touches;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +33,7 @@ pub(crate) use error::JournalError;
 
 pub(crate) use filter::Filter;
 pub(crate) use record::Record;
+pub(crate) use touches::Touch;
 
 /// Where the journal lives.
 enum Store {
@@ -132,6 +135,22 @@ impl Journal {
                 .collect()),
             Store::Redis(s) => s.of(sandbox).await,
         }
+    }
+
+    /// `sandbox`'s requests since `since_ms` that reached a bucket, oldest first, as the marks
+    /// they left.
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn touches(
+        &self,
+        sandbox: &str,
+        since_ms: u64,
+    ) -> Result<Vec<Touch>, JournalError> {
+        Ok(match &self.store {
+            Store::Memory(r) => touches::of_entries(&r.of(sandbox), since_ms),
+            Store::Redis(s) => touches::of_records(&s.of(sandbox).await?, &self.catalog, since_ms),
+        })
     }
 
     /// Forgets `sandbox`'s requests.

@@ -154,28 +154,33 @@ async fn read_events(
     seen
 }
 
-#[tokio::test]
-async fn the_live_feed_shows_buckets_falling_rates_and_refusals_as_sent() {
-    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
-    let c = support::client();
+/// A new sandbox whose Ozon `client` bucket holds `burst` tokens and refills one a minute: its
+/// id and key.
+async fn ozon_sandbox(base: &str, c: &reqwest::Client, burst: u32) -> (String, String) {
     let sb: Value = support::json(
-        c.post(format!("{}/api/v1/sandboxes", s.base))
+        c.post(format!("{base}/api/v1/sandboxes"))
             .bearer_auth(TOKEN)
             .json(&json!({"name": "watched"})),
     )
     .await;
     let (id, key) = (sb["id"].as_str().unwrap(), sb["keys"][0].as_str().unwrap());
     let r = c
-        .put(format!(
-            "{}/api/v1/sandboxes/{id}/limits/ozon/client",
-            s.base
-        ))
+        .put(format!("{base}/api/v1/sandboxes/{id}/limits/ozon/client"))
         .bearer_auth(TOKEN)
-        .json(&json!({"burst": 2, "interval_ms": 60000}))
+        .json(&json!({"burst": burst, "interval_ms": 60000}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    (id.to_owned(), key.to_owned())
+}
+
+#[tokio::test]
+async fn the_live_feed_shows_buckets_falling_rates_and_refusals_as_sent() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let c = support::client();
+    let (id, key) = ozon_sandbox(&s.base, &c, 2).await;
+    let (id, key) = (id.as_str(), key.as_str());
 
     let feed_url = format!(
         "{}/api/v1/sandboxes/{id}/events?service=ozon&group=client&interval_ms=200",
@@ -273,4 +278,61 @@ async fn the_live_feed_shows_buckets_falling_rates_and_refusals_as_sent() {
     })
     .await;
     assert!(rest.is_ok(), "the feed ended with the sandbox");
+}
+
+/// A feed opened after the traffic puts the buckets the traffic drained first (with no filter,
+/// of every group of every service), each with its past from the request journal; in catalog
+/// order it does not.
+#[tokio::test]
+async fn a_feed_opened_after_the_traffic_shows_the_drained_buckets_first_with_their_past() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let c = support::client();
+    let (id, key) = ozon_sandbox(&s.base, &c, 3).await;
+    let (id, key) = (id.as_str(), key.as_str());
+    for _ in 0..4 {
+        c.post(format!("{}/ozon/v3/product/list", s.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", key)
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap();
+    }
+    let first_page = |order: &str| {
+        let url = format!(
+            "{}/api/v1/sandboxes/{id}/events?interval_ms=200&limit=5{order}",
+            s.base
+        );
+        let c = c.clone();
+        async move {
+            let mut feed = c.get(url).bearer_auth(TOKEN).send().await.unwrap();
+            assert_eq!(feed.status(), StatusCode::OK);
+            let seen = read_events(&mut feed, |name, _| name == "buckets").await;
+            seen.last().unwrap().1["buckets"].clone()
+        }
+    };
+    let busy = first_page("").await;
+    assert_eq!(busy[0]["service"], "ozon", "{busy}");
+    assert_eq!(busy[0]["group"], "client", "{busy}");
+    assert_eq!(busy[0]["remaining"], 0, "{busy}");
+    assert!(busy[0]["last_request_ms"].is_u64(), "{busy}");
+    let past: Vec<Vec<u64>> = serde_json::from_value(busy[0]["history"].clone()).unwrap();
+    let levels: Vec<u64> = past.iter().map(|p| p[1]).collect();
+    // The levels its requests left: 2, 1, 0 and a refusal at 0 (no refill in a minute's wait).
+    assert_eq!(levels, [2, 1, 0, 0], "{busy}");
+    assert!(past.windows(2).all(|w| w[0][0] <= w[1][0]), "in time order");
+    assert!(busy[1].get("history").is_none(), "untouched: {busy}");
+
+    let catalog = first_page("&order=catalog").await;
+    assert_ne!(catalog[0]["service"], "ozon", "{catalog}");
+    let r = c
+        .get(format!(
+            "{}/api/v1/sandboxes/{id}/events?order=busiest",
+            s.base
+        ))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
 }
