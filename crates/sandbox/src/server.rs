@@ -178,7 +178,7 @@ impl Server {
         self.route(req, (surface, conn), peer, phase)
             .map(move |mut resp| {
                 done.answered();
-                named(&mut resp);
+                transport::name_status(&mut resp);
                 Ok(resp.map(pieces::bounded))
             })
     }
@@ -258,17 +258,5 @@ impl Server {
             routes::handle(state, req.map(Body::new), target, (surface, conn)),
         );
         Box::into_pin(boxed)
-    }
-}
-
-/// A status HTTP does not name (Yandex Market's 420) goes out with the service's reason phrase,
-/// as the real one sends it: hyper would write `420 <none>`.
-fn named(resp: &mut Response<Body>) {
-    let status = resp.status();
-    if status.canonical_reason().is_none()
-        && let Some(reason) = apistend_catalog::reason_phrase(status.as_u16())
-    {
-        resp.extensions_mut()
-            .insert(hyper::ext::ReasonPhrase::from_static(reason.as_bytes()));
     }
 }

@@ -19,6 +19,20 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+/// A status HTTP does not name (Yandex Market's 420) goes out with the reason phrase the
+/// services send with it ([`apistend_catalog::reason_phrase`]), as the real one writes it:
+/// hyper would write `420 <none>`. For the sandbox's answers and those `apistend proxy` passes
+/// on (its HTTP client keeps no reason phrase).
+pub fn name_status<B>(resp: &mut http::Response<B>) {
+    let status = resp.status();
+    if status.canonical_reason().is_none()
+        && let Some(reason) = apistend_catalog::reason_phrase(status.as_u16())
+    {
+        resp.extensions_mut()
+            .insert(hyper::ext::ReasonPhrase::from_static(reason.as_bytes()));
+    }
+}
+
 /// The next connection of `listener`, with `TCP_NODELAY` set; a failed accept (out of file
 /// descriptors and the like) is logged and retried after a pause rather than in a spin.
 pub async fn accept(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {

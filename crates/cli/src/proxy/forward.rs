@@ -193,6 +193,7 @@ pub(crate) async fn handle(
     if let Ok(v) = HeaderValue::from_str(&waited_ms.to_string()) {
         resp.headers_mut().insert(WAITED, v);
     }
+    apistend_sandbox::transport::name_status(&mut resp);
     resp
 }
 

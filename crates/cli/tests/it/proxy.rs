@@ -408,6 +408,25 @@ fn bad_input_gets_a_clear_answer_and_nothing_sticks() {
         a.body
     );
 
+    // A status HTTP does not name goes on with its reason phrase (Yandex Market's 420: a
+    // client that reads the status line sees what the service sends).
+    let (calm, _) = fake_upstream(Reply::EnhanceYourCalm);
+    let (_c, cbase) = ozon_proxy(&calm, &[], &[]);
+    let caddr = cbase.trim_start_matches("http://");
+    let mut s = TcpStream::connect(caddr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /v2/warehouse/list HTTP/1.1\r\nHost: {caddr}\r\nClient-Id: 1\r\nApi-Key: {KEY}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut got = String::new();
+    let _ = s.read_to_string(&mut got);
+    assert!(
+        got.starts_with("HTTP/1.1 420 Enhance Your Calm\r\n"),
+        "{got}"
+    );
+
     // An upstream that resets mid-body: the answer streams through as it came (its head, and
     // the body cut where the upstream cut it, as nginx and Envoy pass it on), and the next
     // request is answered too.
@@ -474,6 +493,8 @@ enum Reply {
     ServerError,
     /// A 200 of this many bytes.
     Huge(usize),
+    /// Yandex Market's 420, with its reason phrase.
+    EnhanceYourCalm,
 }
 
 /// A fake upstream answering with `reply`, and the count of requests it has received.
@@ -501,6 +522,11 @@ fn fake_upstream(reply: Reply) -> (String, std::sync::Arc<std::sync::atomic::Ato
                     Reply::ServerError => {
                         let _ = s.write_all(
                             b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                        );
+                    }
+                    Reply::EnhanceYourCalm => {
+                        let _ = s.write_all(
+                            b"HTTP/1.1 420 Enhance Your Calm\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
                         );
                     }
                     Reply::Huge(n) => {
