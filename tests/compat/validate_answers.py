@@ -5,7 +5,9 @@ description: the status is a documented 2xx, the body is valid against that resp
 (openapi-schema-validator, OpenAPI 3.0 or 3.1 rules). Prints one JSON line per service:
 {"service", "operations", "valid", "invalid", "not_answered", "failures": [...first 20]}.
 
-usage: validate_answers.py BASE_URL KEY SHARED_DIR
+usage: validate_answers.py BASE_URL KEY SHARED_DIR [SERVICE...]
+       validate_answers.py BASE_URL KEY --document PATH PREFIX
+The second walks one user's OpenAPI document served at PREFIX (its key as a bearer token).
 """
 import glob
 import json
@@ -459,6 +461,11 @@ def load(path):
 
 def main():
     base, key, shared = sys.argv[1], sys.argv[2], sys.argv[3]
+    if shared == "--document":
+        path, prefix = sys.argv[4], sys.argv[5]
+        walk("document", [load(path)], base, {"Authorization": f"Bearer {key}"},
+             lambda s, p: f"{base}{prefix}{urllib.parse.urlparse(s).path.rstrip('/')}{p}", sys.stdout)
+        return
     wb_docs = [load(p) for p in sorted(glob.glob(os.path.join(shared, "wb-openapi", "*.yaml")))]
 
     def wb_url(server, path):

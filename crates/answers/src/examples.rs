@@ -8,8 +8,9 @@
 use crate::error::AnswersError;
 use crate::spec_answers::SpecAnswers;
 
-/// Each service's examples set (its definition's `examples`): a newer one configured
-/// (`--wb-openapi`), else the embedded one.
+/// Each service's examples set: a user's OpenAPI document (its definition's `openapi`), read
+/// now; else its definition's `examples`, a newer one configured (`--wb-openapi`) or the
+/// embedded one.
 ///
 /// # Errors
 /// [`AnswersError`] naming the service whose set is unknown or corrupt.
@@ -19,13 +20,18 @@ pub fn of_catalog(
 ) -> Result<Vec<(apistend_catalog::ServiceId, SpecAnswers)>, AnswersError> {
     let mut examples = Vec::new();
     for s in catalog.services() {
+        let of_service = |e| AnswersError::OfService {
+            service: s.id.to_string(),
+            source: Box::new(e),
+        };
+        if let Some(path) = &s.openapi {
+            examples.push((s.id, SpecAnswers::load_file(path).map_err(of_service)?));
+            continue;
+        }
         let Some(name) = &s.examples else { continue };
         let set = match newer.iter().find(|(n, _)| n == name) {
             Some((_, set)) => set.clone(),
-            None => SpecAnswers::embedded(name).map_err(|e| AnswersError::OfService {
-                service: s.id.to_string(),
-                source: Box::new(e),
-            })?,
+            None => SpecAnswers::embedded(name).map_err(of_service)?,
         };
         examples.push((s.id, set));
     }

@@ -19,6 +19,7 @@ pub const WB_FALLBACK_GROUP: &str = "unmatched";
 
 /// What an import adds to a definition: groups, operations (with the id of their group, `None`
 /// for the definition's fallback groups) and hosts.
+#[derive(Default)]
 pub(crate) struct Parts {
     pub(crate) groups: Vec<LimitGroup>,
     pub(crate) operations: Vec<(Operation, Option<String>)>,

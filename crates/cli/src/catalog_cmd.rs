@@ -75,13 +75,21 @@ enum CatalogCommand {
         answers: Option<PathBuf>,
     },
     /// Regenerate the operations of a definition from a vendor's official OpenAPI document (Ozon's
-    /// seller-openapi.json): those its head does not write go below the marker line.
+    /// seller-openapi.json): those its head does not write go below the marker line. With `--id`
+    /// and `--prefix`: write a starting definition of a new service that the sandbox answers from
+    /// the document (`--definition`, else ID.toml here; never over an existing file).
     ImportOpenapi {
         /// The OpenAPI document (YAML or JSON).
         spec: PathBuf,
-        /// The definition to rewrite (services/ozon.toml).
-        #[arg(long)]
-        definition: PathBuf,
+        /// The definition to rewrite (services/ozon.toml), or to write with `--id`.
+        #[arg(long, required_unless_present = "id")]
+        definition: Option<PathBuf>,
+        /// A new service's id: write a starting definition rather than rewrite one.
+        #[arg(long, requires = "prefix")]
+        id: Option<String>,
+        /// The new service's path prefix in the sandbox (`/shop`).
+        #[arg(long, requires = "id")]
+        prefix: Option<String>,
         /// Also write the sandbox's answers of every operation here (an embedded
         /// `crates/answers/data/NAME-answers.pack`).
         #[arg(long)]
@@ -191,12 +199,19 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         CatalogCommand::ImportOpenapi {
             spec,
             definition,
+            id,
+            prefix,
             answers,
             extra,
         } => {
             if let Some(path) = &answers {
                 write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, path)?;
             }
+            if let (Some(id), Some(prefix)) = (&id, &prefix) {
+                let definition = definition.unwrap_or_else(|| PathBuf::from(format!("{id}.toml")));
+                return start_definition(&spec, &definition, id, prefix);
+            }
+            let definition = definition.context("--definition FILE, or --id ID --prefix P")?;
             let Some(extra) = extra else {
                 return regenerate(
                     &spec,
@@ -347,6 +362,44 @@ fn list(args: &CatalogArgs) -> anyhow::Result<()> {
 }
 
 /// Rewrites the generated part of `definition` from `source` with `importer`.
+/// `import-openapi --id --prefix`: a starting definition of a user's service, written only if it
+/// loads (the document read from where the definition names it) and never over a file.
+fn start_definition(
+    spec: &std::path::Path,
+    definition: &std::path::Path,
+    id: &str,
+    prefix: &str,
+) -> anyhow::Result<()> {
+    if definition.exists() {
+        anyhow::bail!(
+            "{} exists: to regenerate its operations, give --definition without --id",
+            definition.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(spec).with_context(|| format!("reading {}", spec.display()))?;
+    let dir = match definition.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = std::fs::canonicalize(&dir).with_context(|| format!("{}", dir.display()))?;
+    let at = std::fs::canonicalize(spec).with_context(|| format!("{}", spec.display()))?;
+    // Beside the definition, or under its directory: a relative path (the two move together);
+    // elsewhere, the absolute one.
+    let named = at.strip_prefix(&dir).unwrap_or(&at).display().to_string();
+    let out = apistend_catalog::import::openapi::starting(&text, id, prefix, &named)?;
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file(definition.display().to_string(), out.clone())?;
+    Catalog::load(&defs, None).context("the starting definition does not load")?;
+    std::fs::write(definition, out).with_context(|| format!("writing {}", definition.display()))?;
+    eprintln!(
+        "wrote {}: `apistend serve --services {}` answers it at {prefix}",
+        definition.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
 fn regenerate(
     source: &std::path::Path,
     definition: &std::path::Path,

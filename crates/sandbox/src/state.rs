@@ -99,9 +99,15 @@ impl Emulated {
             .iter()
             .map(|s| {
                 let at = examples.iter().position(|(id, _)| *id == s.id);
-                let requests = match &s.requests {
-                    Some(name) => RequestRules::embedded(name)?,
-                    None => None,
+                // A user's document checks the requests of its operations, read now; a
+                // built-in names embedded rules.
+                let requests = match (&s.openapi, &s.requests) {
+                    (Some(path), _) => Some(RequestRules::load(
+                        path,
+                        apistend_answers::requests::Dialect::Json,
+                    )?),
+                    (None, Some(name)) => RequestRules::embedded(name)?,
+                    (None, None) => None,
                 };
                 Ok(Emulated {
                     answers: apistend_answers::source_of(s.answers)?,

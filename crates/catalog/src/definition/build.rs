@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::document::Document;
 use super::file::{Import, ServiceFile};
 use super::groups::Groups;
 use super::source::Source;
@@ -70,10 +71,18 @@ pub(crate) fn build(
 ) -> Result<Service, CatalogError> {
     check_head(src, file)?;
     // Imported groups first: they are the service's documented buckets.
-    let imported = match file.import {
+    let mut imported = match file.import {
         Some(Import::WbOpenapi) => Some(crate::wb::parts(imports.wb)?),
         None => None,
     };
+    let document = file
+        .openapi
+        .as_ref()
+        .map(|named| Document::read(src, named))
+        .transpose()?;
+    if let Some(doc) = &document {
+        doc.add_to(file, imported.get_or_insert_with(crate::wb::Parts::default));
+    }
     let groups = Groups::of(
         src,
         file,
@@ -135,6 +144,7 @@ pub(crate) fn build(
         answers: file.answers,
         examples: file.examples.clone(),
         requests: file.requests.clone().or_else(|| file.examples.clone()),
+        openapi: document.map(|d| d.path),
         empty_body_is_empty_object: file.empty_body_is_empty_object,
         hosts,
         hostnames: file.hostnames.iter().map(|n| n.get_ref().clone()).collect(),

@@ -81,6 +81,11 @@ pub struct ServiceFile {
     /// named like its `examples`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<String>,
+    /// An OpenAPI document (YAML or JSON), its path relative to this file: every operation of
+    /// it the file does not write is the service's, in its first fallback group; its examples
+    /// (or values built from its schemas) answer them and its schemas check their requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openapi: Option<Spanned<String>>,
     /// Milliseconds every answer waits unless the request says otherwise.
     #[serde(default)]
     pub latency_ms: u32,

@@ -3,6 +3,7 @@
 //! built-ins with the same id.
 
 mod build;
+mod document;
 mod file;
 mod groups;
 mod operations;

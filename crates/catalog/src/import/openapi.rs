@@ -54,38 +54,20 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
     };
     let head = super::head::Head::of(head, MARKER, err)?;
     let (written, group) = (&head.written, &head.fallback_group);
-    let doc: Value = super::wb::parse_document(spec).map_err(err)?;
-    let paths = doc
-        .get("paths")
-        .and_then(Value::as_mapping)
-        .ok_or_else(|| err("no paths".into()))?;
-    let base = base_path(&doc);
     let mut out = GeneratedOps::default();
-    for (path, item) in paths {
-        let (Some(path), Some(item)) = (path.as_str(), item.as_mapping()) else {
+    for op in operations_of(spec).map_err(err)? {
+        if written.contains(&(op.method.as_str().to_owned(), op.path.clone())) {
             continue;
-        };
-        let path = format!("{base}{path}");
-        let path = path.as_str();
-        for (method, op) in item {
-            let Some(m) = method.as_str().and_then(crate::model::Method::parse) else {
-                continue;
-            };
-            if written.contains(&(m.as_str().to_owned(), path.to_owned())) {
-                continue;
-            }
-            out.operations.push(GeneratedOp {
-                method: m.as_str().to_owned(),
-                paths: vec![path.to_owned()],
-                groups: vec![group.clone()],
-                summary: op
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .map(|s| s.trim().to_owned()),
-                ..GeneratedOp::default()
-            });
         }
+        out.operations.push(GeneratedOp {
+            method: op.method.as_str().to_owned(),
+            paths: vec![op.path],
+            groups: vec![group.clone()],
+            summary: op.summary,
+            ..GeneratedOp::default()
+        });
     }
+    let base = base_path(&super::wb::parse_document(spec).map_err(err)?);
     if let Some(extra) = extra {
         let file: ExtraFile = serde_json::from_str(extra).map_err(|e| err(e.to_string()))?;
         for e in file.endpoints {
@@ -133,6 +115,156 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
     }
     let body = toml::to_string(&out).map_err(|e| err(format!("writing TOML: {e}")))?;
     Ok(head.with(MARKER, &body))
+}
+
+/// A starting definition of a user's service `id` at `prefix` from the OpenAPI document `spec`,
+/// which it names as `openapi` (its path from the definition's directory): its credential
+/// channel from the document's security schemes, one limit group for every operation to edit,
+/// error bodies of one plain template, and the document's operations below the marker (to move
+/// above it, with limits of their own). Its operations, answers and request checks come from the
+/// document when the sandbox starts: an edited document needs no new import.
+///
+/// # Errors
+/// As [`import`]; and an `id` or `prefix` the definition format refuses (the loader's message).
+pub fn starting(spec: &str, id: &str, prefix: &str, openapi: &str) -> Result<String, CatalogError> {
+    let err = |reason: String| CatalogError::Spec {
+        file: "OpenAPI document".into(),
+        reason,
+    };
+    let doc: Value = super::wb::parse_document(spec).map_err(err)?;
+    let title = doc
+        .get("info")
+        .and_then(|i| i.get("title"))
+        .and_then(Value::as_str)
+        .unwrap_or(id);
+    let quoted = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let head = format!(
+        "# {line}: a starting definition, written by `apistend catalog import-openapi {raw_doc} \\\n\
+         # --id {raw_id} --prefix {raw_prefix}`. Every operation of the document is answered from it (`openapi`: its\n\
+         # examples, else values built from its schemas) and its requests are checked against it;\n\
+         # an edited document needs no new import. Edit the limit below to the service's documented\n\
+         # one; give an operation limits of its own by moving it above the marker with its groups.\n\
+         # The format: docs/services.md.\n\
+         id = {id}\n\
+         name = {name}\n\
+         prefix = {prefix}\n\
+         openapi = {openapi}\n\
+         credentials = [\"{credential}\"]            # X-Mock-Key works too\n\
+         content_type = \"application/json\"\n\
+         errors = \"template\"\n\
+         answers = \"open_api_examples\"\n\
+         fallback_groups = [\"default\"]\n\
+         \n\
+         [rejection]\n\
+         status = 429\n\
+         content_type = \"application/json\"\n\
+         \n\
+         [[rate_headers]]\n\
+         name = \"Retry-After\"\n\
+         value = \"retry_after_secs\"\n\
+         on = \"rejected\"\n\
+         \n\
+         [[groups]]\n\
+         id = \"default\"\n\
+         label = \"every operation (edit: the service's documented limit)\"\n\
+         quota = {{ count = 10, period_ms = 1000 }}\n\
+         \n\
+         [error_templates.default]\n\
+         body = '{{\"status\":{{status}},\"error\":\"{{status_text}}\",\"message\":\"{{message}}\"}}'\n\
+         \n\
+         {MARKER}\n",
+        line = title.lines().next().unwrap_or(id),
+        raw_doc = openapi.escape_debug(),
+        raw_id = id.escape_debug(),
+        raw_prefix = prefix.escape_debug(),
+        id = quoted(id),
+        name = quoted(title),
+        prefix = quoted(prefix),
+        openapi = quoted(openapi),
+        credential = credential_of(&doc),
+    );
+    import_with(&head, spec, None)
+}
+
+/// The credential channel of the document's first security scheme a channel takes: HTTP bearer
+/// and OAuth 2.0 tokens (`bearer_token`), an `Authorization` API key (`authorization`), an
+/// `Api-Key` header (`api_key`), a `token` query parameter (`token_query`); `bearer_token` when
+/// none does.
+fn credential_of(doc: &Value) -> &'static str {
+    let schemes = doc
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(Value::as_mapping);
+    let str_of = |s: &Value, k: &str| {
+        s.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+    };
+    schemes
+        .into_iter()
+        .flat_map(|m| m.values())
+        .find_map(|s| {
+            match (
+                str_of(s, "type")?.as_str(),
+                str_of(s, "in"),
+                str_of(s, "name"),
+            ) {
+                ("http", _, _) if str_of(s, "scheme").as_deref() == Some("bearer") => {
+                    Some("bearer_token")
+                }
+                ("oauth2" | "openidconnect", _, _) => Some("bearer_token"),
+                ("apikey", Some(at), Some(name)) => match (at.as_str(), name.as_str()) {
+                    ("header", "authorization") => Some("authorization"),
+                    ("header", "api-key") => Some("api_key"),
+                    ("query", "token") => Some("token_query"),
+                    _ => None,
+                },
+                _ => None,
+            }
+        })
+        .unwrap_or("bearer_token")
+}
+
+/// One operation of an OpenAPI document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DocumentOp {
+    pub(crate) method: crate::model::Method,
+    /// Its path template, under the path of the document's first server.
+    pub(crate) path: String,
+    pub(crate) summary: Option<String>,
+}
+
+/// The operations of the OpenAPI document `spec` (YAML or JSON), in its order.
+///
+/// # Errors
+/// Why `spec` is not such a document (it does not parse, or has no `paths`).
+pub(crate) fn operations_of(spec: &str) -> Result<Vec<DocumentOp>, String> {
+    let doc: Value = super::wb::parse_document(spec)?;
+    let paths = doc
+        .get("paths")
+        .and_then(Value::as_mapping)
+        .ok_or_else(|| "no paths".to_owned())?;
+    let base = base_path(&doc);
+    let mut out = Vec::new();
+    for (path, item) in paths {
+        let (Some(path), Some(item)) = (path.as_str(), item.as_mapping()) else {
+            continue;
+        };
+        for (method, op) in item {
+            let Some(method) = method.as_str().and_then(crate::model::Method::parse) else {
+                continue;
+            };
+            out.push(DocumentOp {
+                method,
+                path: format!("{base}{path}"),
+                summary: op
+                    .get("summary")
+                    .and_then(Value::as_str)
+                    .map(|s| s.trim().to_owned()),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Whether the path template `template` (`{name}` stands for any one segment) covers `path`.

@@ -66,6 +66,10 @@ pub struct Service {
     /// The embedded request rules its requests are checked by (by name): its definition's
     /// `requests`, else its `examples`.
     pub requests: Option<String>,
+    /// A user's OpenAPI document (its definition's `openapi`, resolved): the examples and
+    /// schemas that answer its operations and the rules that check their requests, read by the
+    /// sandbox at start, where a built-in names embedded ones.
+    pub openapi: Option<std::path::PathBuf>,
     /// Whether a missing required body counts as `{}` (Ozon) rather than a 400.
     pub empty_body_is_empty_object: bool,
     /// The hosts of the real service, for services with several (WB), short names first: the

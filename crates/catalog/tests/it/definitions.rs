@@ -514,3 +514,72 @@ fn a_lower_case_method_and_an_unknown_placeholder_are_refused() {
     );
     assert!(line > 1, "{line}");
 }
+
+/// A definition naming an OpenAPI document: the document's operations (under its server's
+/// path) are the service's, in its first fallback group, but those the file writes itself; a
+/// document that is missing or not one is refused at the `openapi` field.
+#[test]
+fn a_definition_takes_the_operations_of_the_openapi_document_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "openapi: 3.0.3\ninfo: {title: Tiny, version: '1'}\n\
+        servers: [{url: 'https://tiny.example/api'}]\n\
+        components: {securitySchemes: {key: {type: apiKey, in: header, name: Api-Key}}}\n\
+        paths:\n  /things:\n    get: {summary: Things, responses: {'200': {description: ok}}}\n    \
+        post: {responses: {'201': {description: made}}}\n  /things/{id}:\n    \
+        delete: {responses: {'204': {description: gone}}}\n";
+    std::fs::write(dir.path().join("tiny.yaml"), spec).unwrap();
+    let text =
+        apistend_catalog::import::openapi::starting(spec, "tiny", "/tiny", "tiny.yaml").unwrap();
+    assert!(text.contains("credentials = [\"api_key\"]"), "{text}");
+    // The file writes one of them itself, with a group of its own.
+    let (head, _) = text
+        .split_once(apistend_catalog::import::openapi::MARKER)
+        .unwrap();
+    let own = format!(
+        "{head}[[groups]]\nid = \"deletes\"\nquota = {{ burst = 1, interval_ms = 1000 }}\n\n\
+         [[operations]]\nmethod = \"DELETE\"\npaths = [\"/api/things/{{id}}\"]\ngroups = [\"deletes\"]\n"
+    );
+    let at = dir.path().join("tiny.toml").display().to_string();
+    let catalog = load(&at, &own).unwrap();
+    let tiny = catalog
+        .service(catalog.service_id("tiny").unwrap())
+        .unwrap();
+    assert_eq!(
+        tiny.openapi.as_deref(),
+        Some(dir.path().join("tiny.yaml").as_path())
+    );
+    let mut ops: Vec<(Method, &str, Vec<&str>)> = tiny
+        .operations
+        .iter()
+        .map(|o| {
+            let groups = o
+                .groups
+                .iter()
+                .map(|g| tiny.groups[*g].id.as_str())
+                .collect();
+            (o.method, o.path.as_str(), groups)
+        })
+        .collect();
+    ops.sort();
+    assert_eq!(
+        ops,
+        [
+            (Method::Get, "/api/things", vec!["default"]),
+            (Method::Post, "/api/things", vec!["default"]),
+            (Method::Delete, "/api/things/{id}", vec!["deletes"]),
+        ]
+    );
+    // Missing, or not a document: refused at the field, with the path it looked at.
+    let missing = own.replace("openapi = \"tiny.yaml\"", "openapi = \"gone.yaml\"");
+    let Err(CatalogError::Definition { field, reason, .. }) = load(&at, &missing) else {
+        panic!("a missing document is refused");
+    };
+    assert_eq!(field, "openapi");
+    assert!(reason.contains("gone.yaml"), "{reason}");
+    std::fs::write(dir.path().join("tiny.yaml"), "just: words\n").unwrap();
+    let Err(CatalogError::Definition { field, reason, .. }) = load(&at, &own) else {
+        panic!("a file that is no document is refused");
+    };
+    assert_eq!(field, "openapi");
+    assert!(reason.contains("no paths"), "{reason}");
+}

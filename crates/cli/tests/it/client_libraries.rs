@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -104,12 +104,15 @@ fn node_modules() -> Result<PathBuf, String> {
 
 /// The venv's Python with the pinned client libraries, or `None` after a loud skip (a failure
 /// in CI) when it cannot be set up.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     venv().map_err(|why| unavailable(&why)).ok()
 }
 
 /// Runs `cmd` for at most `secs`; its status and output.
-fn run_bounded(cmd: &mut Command, secs: u64) -> (std::process::ExitStatus, String, String) {
+pub(crate) fn run_bounded(
+    cmd: &mut Command,
+    secs: u64,
+) -> (std::process::ExitStatus, String, String) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -163,7 +166,7 @@ fn serve(data: &Path) -> (std::process::Child, String) {
 }
 
 /// `apistend serve` on `data` with `extra` arguments; the child and its base URL.
-fn serve_with(data: &Path, extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
+pub(crate) fn serve_with(data: &Path, extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apistend"));
     cmd.args([
         "serve",

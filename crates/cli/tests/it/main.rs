@@ -24,3 +24,4 @@ mod packages;
 mod proxy;
 mod serve;
 mod services_dir;
+mod user_openapi;

@@ -404,13 +404,11 @@ pub(super) mod page {
         }
     }
 
-    pub(in crate::admin) fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    pub(crate) fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         checked(usize::deserialize(d)?)
     }
 
-    pub(in crate::admin) fn limit<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<usize>, D::Error> {
+    pub(crate) fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
         Option::<usize>::deserialize(d)?.map(checked).transpose()
     }
 }
