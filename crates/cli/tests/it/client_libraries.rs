@@ -421,6 +421,45 @@ fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
     assert!(checks.iter().all(|c| c["ok"] == true), "{out}");
 }
 
+/// Each service's rate-limit answer is the one its official description documents: the status,
+/// and the body field by field in type and format, valid against the documented schema
+/// (`tests/compat/rejections.py`). Every bucket holds one request a minute here.
+#[test]
+fn each_services_rate_limit_answer_is_the_documented_one_field_by_field() {
+    let Some(python) = python() else { return };
+    let shared = repo().join("../shared");
+    if !shared.join("specs").exists() || !shared.join("wb-openapi").exists() {
+        return unavailable("../shared (the official descriptions) is not beside the repository");
+    }
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let mut overrides = String::new();
+    for svc in catalog.services() {
+        for g in &svc.groups {
+            overrides.push_str(&format!(
+                "[{}.groups.\"{}\"]\nburst = 1\ninterval_ms = 60000\n",
+                svc.id, g.id
+            ));
+        }
+    }
+    let data = apistend_testkit::temp_dir("rejections");
+    let file = data.join("strict.toml");
+    std::fs::write(&file, overrides).unwrap();
+    let (mut child, base) = serve_with(&data, &["--overrides".as_ref(), file.as_os_str()]);
+    let (status, out, err) = run_bounded(
+        Command::new(&python)
+            .arg(repo().join("tests/compat/rejections.py"))
+            .args([&base, "compat-key"])
+            .arg(&shared),
+        120,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&data);
+    eprintln!("{out}");
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert_eq!(out.lines().count(), 7, "a line per service: {out}");
+}
+
 /// Every operation of the official descriptions, sent as a client sends it, answers a documented
 /// 2xx whose body is valid against the description's schema (`tests/compat/validate_answers.py`,
 /// openapi-schema-validator). The thresholds are the issue's; the counts are in docs/answers.md.
