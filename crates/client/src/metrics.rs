@@ -14,6 +14,7 @@
 //!   `apistend_client_quota_burst{…}`: the quota the client enforces — the catalog's, or the one
 //!   it learned from the server's answers (see `Client::learned`).
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -97,51 +98,67 @@ pub(crate) struct GroupHandles {
     pub(crate) burst: metrics::Gauge,
 }
 
-/// A client's metric handles, registered with the global recorder when the client is built
-/// (install the recorder before that) and kept: recording is then an atomic increment, with no
-/// label vector built and no registry lookup per call.
+/// A client's metric handles: the retry counters registered with the global recorder when the
+/// client is built (install the recorder before that), each group's on the group's first use —
+/// a service of hundreds of groups (WB's) shows only those the process called. Kept once made:
+/// recording is then an atomic increment, with no label vector built and no registry lookup.
 #[derive(Debug)]
 pub(crate) struct Handles {
-    groups: std::collections::HashMap<String, GroupHandles>,
+    service: String,
+    account: String,
+    /// Group id → its catalog quota and its handles, once used.
+    groups: std::collections::HashMap<String, (apistend_limiter::Quota, OnceLock<GroupHandles>)>,
     pub(crate) retries_rate_limit: metrics::Counter,
     pub(crate) retries_server: metrics::Counter,
     pub(crate) retries_network: metrics::Counter,
 }
 
+impl GroupHandles {
+    /// Registers group `group`'s handles for `account`, its quota gauges at `quota`.
+    fn register(
+        service: &str,
+        account: &str,
+        group: &str,
+        quota: &apistend_limiter::Quota,
+    ) -> Self {
+        let l = [
+            ("service", service.to_owned()),
+            ("account", account.to_owned()),
+            ("group", group.to_owned()),
+        ];
+        let h = GroupHandles {
+            acquisitions: metrics::counter!("apistend_client_acquisitions_total", &l),
+            local_wait: metrics::histogram!("apistend_client_local_wait_seconds", &l),
+            local_refusals: metrics::counter!("apistend_client_local_refusals_total", &l),
+            penalties: metrics::counter!("apistend_client_penalties_total", &l),
+            unexpected_429: metrics::counter!("apistend_client_unexpected_429_total", &l),
+            aligned: metrics::counter!("apistend_client_aligned_total", &l),
+            interval: metrics::gauge!("apistend_client_quota_interval_seconds", &l),
+            burst: metrics::gauge!("apistend_client_quota_burst", &l),
+        };
+        h.interval.set(quota.interval().as_secs_f64());
+        h.burst.set(f64::from(quota.burst()));
+        h
+    }
+}
+
 impl Handles {
-    /// The handles of `account` for every group of `service`.
+    /// The handles of `account` for `service` (its groups' made on first use).
     pub(crate) fn new(service: &apistend_catalog::Service, account: &str) -> Self {
         let sid = service.id.to_string();
         let groups = service
             .groups
             .iter()
-            .map(|g| {
-                let l = [
-                    ("service", sid.clone()),
-                    ("account", account.to_owned()),
-                    ("group", g.id.clone()),
-                ];
-                let h = GroupHandles {
-                    acquisitions: metrics::counter!("apistend_client_acquisitions_total", &l),
-                    local_wait: metrics::histogram!("apistend_client_local_wait_seconds", &l),
-                    local_refusals: metrics::counter!("apistend_client_local_refusals_total", &l),
-                    penalties: metrics::counter!("apistend_client_penalties_total", &l),
-                    unexpected_429: metrics::counter!("apistend_client_unexpected_429_total", &l),
-                    aligned: metrics::counter!("apistend_client_aligned_total", &l),
-                    interval: metrics::gauge!("apistend_client_quota_interval_seconds", &l),
-                    burst: metrics::gauge!("apistend_client_quota_burst", &l),
-                };
-                h.interval.set(g.quota.interval().as_secs_f64());
-                h.burst.set(f64::from(g.quota.burst()));
-                (g.id.clone(), h)
-            })
+            .map(|g| (g.id.clone(), (g.quota, OnceLock::new())))
             .collect();
         let retries = |cause: &'static str| metrics::counter!("apistend_client_retries_total", "service" => sid.clone(), "account" => account.to_owned(), "cause" => cause);
         Self {
-            groups,
             retries_rate_limit: retries("rate_limit"),
             retries_server: retries("server"),
             retries_network: retries("network"),
+            service: sid,
+            account: account.to_owned(),
+            groups,
         }
     }
 
@@ -158,21 +175,23 @@ impl Handles {
 
     /// Counts an alignment of group `id`'s bucket to the server's report.
     pub(crate) fn aligned(&self, id: &str) {
-        if let Some(h) = self.groups.get(id) {
+        if let Some(h) = self.group(id) {
             h.aligned.increment(1);
         }
     }
 
     /// Shows the quota group `id` is now enforced with.
     pub(crate) fn learned(&self, id: &str, quota: &apistend_limiter::Quota) {
-        if let Some(h) = self.groups.get(id) {
+        if let Some(h) = self.group(id) {
             h.interval.set(quota.interval().as_secs_f64());
             h.burst.set(f64::from(quota.burst()));
         }
     }
 
-    /// The handles of group `id` (every group of the service has them).
+    /// The handles of group `id` (every group of the service has them), registered on its
+    /// first use.
     pub(crate) fn group(&self, id: &str) -> Option<&GroupHandles> {
-        self.groups.get(id)
+        let (quota, cell) = self.groups.get(id)?;
+        Some(cell.get_or_init(|| GroupHandles::register(&self.service, &self.account, id, quota)))
     }
 }

@@ -50,6 +50,7 @@ pub use draw::{Draw, Drawn};
 pub use error::{LimiterError, StoreUrlError};
 pub use key::bucket_key;
 pub use memory::MemoryStore;
+pub use metrics::count_no_decisions;
 pub use quota::{Algorithm, MAX_BURST, Quota, QuotaError};
 #[cfg(feature = "redis")]
 pub use redis::{FailurePolicy, RedisConfig, RedisStore, TimeSource};

@@ -6,7 +6,8 @@
 //! - `apistend_limiter_fallbacks_total{store}`: decisions taken by the local fallback instead.
 //!
 //! The decision counters' handles are registered once and kept (the hot path does no lookup);
-//! the rare error and fallback counters are looked up when they happen.
+//! the rare error and fallback counters are looked up when they happen. A client process turns
+//! the decision counters off ([`count_no_decisions`]): its refused decisions are its own waits.
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Outcome {
@@ -31,6 +32,17 @@ pub(crate) enum Store {
     Redis,
 }
 
+/// Whether decisions are counted: until a process says otherwise.
+static COUNTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Stops counting decisions (`apistend_limiter_decisions_total`) in this process. For a client
+/// process (`apistend proxy`): a decision it is refused is a wait of its own before it sends — the
+/// client counts it as one (`apistend_client_local_wait_seconds`) —, not a request anyone was
+/// refused, and an `outcome="denied"` beside requests that all succeeded would read as failures.
+pub fn count_no_decisions() {
+    COUNTED.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The four decision counters, registered with the global recorder on the first decision and
 /// kept: a decision then costs one atomic increment, with no registry lookup. Install the
 /// recorder before the first decision (the binary does, at start).
@@ -39,6 +51,9 @@ static DECISIONS: std::sync::OnceLock<[metrics::Counter; 4]> = std::sync::OnceLo
 #[inline]
 pub(crate) fn record_decision(store: Store, outcome: Outcome) {
     const NAME: &str = "apistend_limiter_decisions_total";
+    if !COUNTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let counters = DECISIONS.get_or_init(|| {
         metrics::describe_counter!(NAME, "Rate-limit decisions, by store and outcome.");
         [

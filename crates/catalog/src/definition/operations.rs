@@ -115,11 +115,15 @@ fn operation(
         Some(a) => Some(answer(src, a, &format!("{field}.answer"))?),
         None => None,
     };
-    if file.answers == AnswerSource::Fixtures && fixture.is_none() && file.examples.is_none() {
+    if file.answers == AnswerSource::Fixtures
+        && fixture.is_none()
+        && file.examples.is_none()
+        && file.openapi.is_none()
+    {
         return Err(src.err(
             at,
             &format!("{field}.answer"),
-            "answers = \"fixtures\" without `examples`: every operation writes its answer = { status, body }",
+            "answers = \"fixtures\" without `examples` or `openapi`: every operation writes its answer = { status, body }",
         ));
     }
     Ok(Operation {

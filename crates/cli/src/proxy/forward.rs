@@ -55,8 +55,15 @@ pub(crate) async fn metrics(AxumState(state): AxumState<Arc<State>>) -> Response
     r
 }
 
-/// `GET /learned`: the quotas the clients learned from the upstream's answers and enforce
-/// instead of the catalog's (an empty list while the catalog is right).
+/// What `/learned` says beside its rows: when a quota is learned, and for how long.
+const LEARNED_NOTE: &str = "The quotas the proxy enforces instead of the catalog's, learned from \
+    the upstream's answers: a row appears after the first rate-limit answer of a group (or, for a \
+    service that reports its limit and window, the first answer that reports them), and goes \
+    after 10 minutes without new evidence. No row: the catalog's quotas hold (no rate-limit \
+    answer yet).";
+
+/// `GET /learned`: `{"learned": [...], "note": ...}` — the quotas the clients learned from the
+/// upstream's answers and enforce instead of the catalog's, and when there are any.
 pub(crate) async fn learned(AxumState(state): AxumState<Arc<State>>) -> Response<Body> {
     let rows: Vec<_> = state
         .routes
@@ -76,7 +83,8 @@ pub(crate) async fn learned(AxumState(state): AxumState<Arc<State>>) -> Response
             })
         })
         .collect();
-    let mut r = Response::new(Body::from(serde_json::Value::Array(rows).to_string()));
+    let body = json!({"learned": rows, "note": LEARNED_NOTE});
+    let mut r = Response::new(Body::from(body.to_string()));
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -96,6 +96,8 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .install_recorder()
         .context("installing the metrics recorder")?;
+    // The engine's decisions here are the clients' own waits, counted as waits by the clients.
+    apistend_limiter::count_no_decisions();
     let overrides = match &args.overrides {
         Some(p) => Overrides::from_toml(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,

@@ -250,7 +250,13 @@ fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
     let Some(none) = curl("GET", &format!("{base}/learned"), &[], None) else {
         return;
     };
-    assert_eq!((none.status, none.body.as_str()), (200, "[]"));
+    assert_eq!(none.status, 200);
+    let none: serde_json::Value = serde_json::from_str(&none.body).unwrap();
+    assert_eq!(none["learned"], serde_json::json!([]), "{none}");
+    assert!(
+        none["note"].as_str().unwrap().contains("No row"),
+        "it says why it is empty: {none}"
+    );
     // Five at once against a sandbox that takes two: the rejections carry WB's
     // X-Ratelimit-Limit, and the proxy's client takes the sandbox's burst and narrows its rate.
     let url = format!("{base}/content/v2/object/all");
@@ -267,7 +273,8 @@ fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
         t.join().unwrap();
     }
     let learned = curl("GET", &format!("{base}/learned"), &[], None).unwrap();
-    let rows: serde_json::Value = serde_json::from_str(&learned.body).unwrap();
+    let learned: serde_json::Value = serde_json::from_str(&learned.body).unwrap();
+    let rows = &learned["learned"];
     let row = &rows[0];
     assert_eq!(row["group"], "content-api.kontent", "{rows}");
     assert_eq!(
@@ -291,6 +298,23 @@ fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
             .any(|l| l.starts_with("apistend_client_quota_burst")
                 && l.contains("content-api.kontent")
                 && l.ends_with(" 2")),
+        "{}",
+        m.body
+    );
+    // Families of the groups it used only (WB has hundreds), and its own waits are no denials.
+    let bursts = m
+        .body
+        .lines()
+        .filter(|l| l.starts_with("apistend_client_quota_burst{"))
+        .count();
+    assert_eq!(bursts, 1, "{}", m.body);
+    assert!(
+        !m.body.contains("apistend_limiter_decisions_total"),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body.contains("apistend_client_local_wait_seconds"),
         "{}",
         m.body
     );
