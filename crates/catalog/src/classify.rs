@@ -15,6 +15,9 @@ use crate::model::{ErrorStyle, Service};
 pub enum AnswerKind {
     /// Over the limit of a bucket: the shared bucket pauses, the call may try again after it.
     RateLimited,
+    /// Too many requests in flight (MoySklad's code 1073): the call may try again once a slot
+    /// frees; nothing is said of the rate.
+    TooManyInFlight,
     /// The called method's operating-time budget is spent (Bitrix24's `OPERATION_TIME_LIMIT`):
     /// a wait for that method alone, not a penalty of the bucket.
     OperatingTimeSpent,
@@ -46,7 +49,8 @@ impl Service {
     /// status alone is ambiguous for this service.
     fn classify_needs_body(&self, status: u16) -> bool {
         let style = self.rejection.style;
-        (status == self.rejection.status && style.rate_limit_code().is_some())
+        (status == self.rejection.status
+            && (style.rate_limit_code().is_some() || self.rejection.in_flight.is_some()))
             || (status == 429
                 && self.operating_budget.is_some()
                 && style.operating_time_code().is_some())
@@ -86,10 +90,22 @@ impl Service {
     /// let wb = catalog.service(ServiceId::WB).unwrap();
     /// assert_eq!(wb.classify(429, b""), AnswerKind::RateLimited);
     /// assert_eq!(wb.classify(503, b""), AnswerKind::Other);
+    /// let ms = catalog.service(catalog.service_id("moysklad")?).unwrap();
+    /// assert_eq!(ms.classify(429, br#"{"errors":[{"code":1073}]}"#), AnswerKind::TooManyInFlight);
+    /// assert_eq!(ms.classify(429, br#"{"errors":[{"code":1049}]}"#), AnswerKind::RateLimited);
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     #[must_use]
     pub fn classify(&self, status: u16, body: &[u8]) -> AnswerKind {
+        if status == self.rejection.status
+            && self
+                .rejection
+                .in_flight
+                .as_ref()
+                .is_some_and(|m| m.matches(body))
+        {
+            return AnswerKind::TooManyInFlight;
+        }
         let code = if self.classify_needs_body(status) {
             Some(self.rejection.style.code_of(body).unwrap_or_default())
         } else {
@@ -150,10 +166,13 @@ mod tests {
         assert!(b24.classify_needs_body(503));
         assert!(b24.classify_needs_body(429));
         assert!(!b24.classify_needs_body(200));
+        // MoySklad's 429 is read for its code: 1073 (too many in flight) or a rate limit.
+        let ms = c.service(c.service_id("moysklad").unwrap()).unwrap();
+        assert!(ms.classify_needs_body(429) && !ms.classify_needs_body(200));
         for svc in c.services().iter().filter(|s| s.id != ServiceId::B24) {
             for status in [200, 400, 429, 500, 503] {
                 assert!(
-                    !svc.classify_needs_body(status),
+                    !svc.classify_needs_body(status) || (svc.id == ms.id && status == 429),
                     "{} {status}",
                     svc.id.as_str()
                 );

@@ -52,8 +52,8 @@ pub use model::{
 };
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,
-    LatencyProfile, LimitGroup, Lockout, Method, OperatingBudget, Operation, Plan, Rejection,
-    Service, ServiceId, short_host,
+    InFlightRefusal, LatencyProfile, LimitGroup, Lockout, MarkerValue, Method, OperatingBudget,
+    Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};

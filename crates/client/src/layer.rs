@@ -255,6 +255,8 @@ impl<B: Clone, RB> tower::retry::Policy<http::Request<B>, http::Response<RB>, Bo
                 }) => return None,
                 // Not counted as a retry of the bucket: only this method waits.
                 Some(Judged::OperatingTimeSpent { wait, .. }) => (*wait, None),
+                // Refused unapplied, for want of a slot: any method may go again.
+                Some(Judged::TooManyInFlight { wait }) => (*wait, Some(RetryCause::InFlight)),
                 None if r.status().is_server_error() && repeatable() => (
                     backoff(c.config().retry_base, self.attempt),
                     Some(RetryCause::Server),

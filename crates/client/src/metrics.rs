@@ -4,7 +4,8 @@
 //! - `apistend_client_acquisitions_total{service, account, group}`
 //! - `apistend_client_local_wait_seconds{service, account, group}` (histogram)
 //! - `apistend_client_local_refusals_total{service, account, group}`
-//! - `apistend_client_retries_total{service, account, cause}`: `rate_limit`, `server`, `network`
+//! - `apistend_client_retries_total{service, account, cause}`: `rate_limit`, `in_flight` (too
+//!   many requests in flight: MoySklad's 1073), `server`, `network`
 //! - `apistend_client_penalties_total{service, account, group}`
 //! - `apistend_client_unexpected_429_total{service, account, group}`: the server said 429 although
 //!   the local limiter allowed — the sign that a quota is set wrong.
@@ -25,6 +26,7 @@ pub(crate) struct Counters {
     pub(crate) acquisitions: AtomicU64,
     pub(crate) local_refusals: AtomicU64,
     pub(crate) retries_rate_limit: AtomicU64,
+    pub(crate) retries_in_flight: AtomicU64,
     pub(crate) retries_server: AtomicU64,
     pub(crate) retries_network: AtomicU64,
     pub(crate) penalties: AtomicU64,
@@ -44,6 +46,8 @@ pub struct Stats {
     pub local_refusals: u64,
     /// Retries after a rate-limit answer.
     pub retries_rate_limit: u64,
+    /// Retries after a refusal of too many requests in flight.
+    pub retries_in_flight: u64,
     /// Retries after a 5xx.
     pub retries_server: u64,
     /// Retries after a network error or timeout.
@@ -64,6 +68,7 @@ impl Counters {
             acquisitions: g(&self.acquisitions),
             local_refusals: g(&self.local_refusals),
             retries_rate_limit: g(&self.retries_rate_limit),
+            retries_in_flight: g(&self.retries_in_flight),
             retries_server: g(&self.retries_server),
             retries_network: g(&self.retries_network),
             penalties: g(&self.penalties),
@@ -81,6 +86,7 @@ pub(crate) fn inc(c: &AtomicU64) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum RetryCause {
     RateLimit,
+    InFlight,
     Server,
     Network,
 }
@@ -109,6 +115,7 @@ pub(crate) struct Handles {
     /// Group id → its catalog quota and its handles, once used.
     groups: std::collections::HashMap<String, (apistend_limiter::Quota, OnceLock<GroupHandles>)>,
     pub(crate) retries_rate_limit: metrics::Counter,
+    pub(crate) retries_in_flight: metrics::Counter,
     pub(crate) retries_server: metrics::Counter,
     pub(crate) retries_network: metrics::Counter,
 }
@@ -154,6 +161,7 @@ impl Handles {
         let retries = |cause: &'static str| metrics::counter!("apistend_client_retries_total", "service" => sid.clone(), "account" => account.to_owned(), "cause" => cause);
         Self {
             retries_rate_limit: retries("rate_limit"),
+            retries_in_flight: retries("in_flight"),
             retries_server: retries("server"),
             retries_network: retries("network"),
             service: sid,
@@ -166,6 +174,7 @@ impl Handles {
     pub(crate) fn retry(&self, counters: &Counters, cause: RetryCause) {
         let (counter, handle) = match cause {
             RetryCause::RateLimit => (&counters.retries_rate_limit, &self.retries_rate_limit),
+            RetryCause::InFlight => (&counters.retries_in_flight, &self.retries_in_flight),
             RetryCause::Server => (&counters.retries_server, &self.retries_server),
             RetryCause::Network => (&counters.retries_network, &self.retries_network),
         };

@@ -124,6 +124,7 @@ pub(crate) fn build(
             status: *file.rejection.status.get_ref(),
             content_type: intern(&file.rejection.content_type),
             style: file.errors,
+            in_flight: file.rejection.in_flight.clone(),
         },
         errors: file.errors,
         headers: responses::rate_headers(src, file)?,

@@ -160,6 +160,10 @@ pub struct RejectionDef {
     pub status: Spanned<u16>,
     /// `Content-Type` of the body.
     pub content_type: String,
+    /// How its refusal of too many requests in flight is told from a rate limit of the same
+    /// status: `{ pointer = "/errors/0/code", value = 1073 }` (MoySklad).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<crate::model::InFlightRefusal>,
 }
 
 /// One limit group.

@@ -19,6 +19,6 @@ pub use resource::{
     Action, ActionKind, IdKind, IdStyle, Missing, PageField, Paging, Render, Resource, Stamp,
     StampFormat, StampOn,
 };
-pub use responses::{AnswerSource, ErrorStyle, Rejection};
+pub use responses::{AnswerSource, ErrorStyle, InFlightRefusal, MarkerValue, Rejection};
 pub use service::{LatencyProfile, Service};
 pub use token::TokenEndpoint;

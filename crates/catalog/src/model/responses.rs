@@ -11,6 +11,50 @@ pub struct Rejection {
     pub content_type: &'static str,
     /// The body's shape.
     pub style: ErrorStyle,
+    /// How its refusal of too many requests in flight is told from a rate limit when both
+    /// have this status (MoySklad's 429 with code 1073 beside code 1049).
+    pub in_flight: Option<InFlightRefusal>,
+}
+
+/// Where a refusal of too many requests in flight says so: the value at a JSON pointer of its
+/// body (`/errors/0/code` = 1073). A client waits for a slot after it; it says nothing of the
+/// rate, so it neither penalizes the bucket nor teaches the learner.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct InFlightRefusal {
+    /// An RFC 6901 JSON pointer into the body.
+    pub pointer: String,
+    /// The value there.
+    pub value: MarkerValue,
+}
+
+/// A value an error body holds: a number or a text.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum MarkerValue {
+    /// A whole number (`1073`).
+    Number(i64),
+    /// A text (`"TOO_MANY_PARALLEL_REQUESTS"`).
+    Text(String),
+}
+
+impl InFlightRefusal {
+    /// Whether `body` (JSON) is this refusal.
+    #[must_use]
+    pub fn matches(&self, body: &[u8]) -> bool {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return false;
+        };
+        match (v.pointer(&self.pointer), &self.value) {
+            (Some(serde_json::Value::Number(n)), MarkerValue::Number(want)) => {
+                n.as_i64() == Some(*want)
+            }
+            (Some(serde_json::Value::String(s)), MarkerValue::Text(want)) => s == want,
+            _ => false,
+        }
+    }
 }
 
 /// Where a service's successful answers come from: an algorithm of the sandbox, named by the

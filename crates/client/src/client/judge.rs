@@ -23,6 +23,13 @@ pub(crate) enum Judged {
         /// The penalty written to the shared bucket.
         pause: Duration,
     },
+    /// Too many requests in flight (MoySklad's code 1073): a slot frees when one of them is
+    /// answered; the call tries again after `wait`. Nothing is said of the rate: the bucket is
+    /// not penalized and the learner is not taught.
+    TooManyInFlight {
+        /// The server's hint, else the retry base doubled per attempt.
+        wait: Duration,
+    },
     /// The method's operating-time budget is spent: it frees up after `wait`.
     OperatingTimeSpent {
         /// Until the budget frees up (the last report of the method, the server's hint, or the
@@ -62,6 +69,11 @@ impl Core {
                     .penalize(plan, answer.status, answer.headers, attempt)
                     .await?;
                 Ok(Some(Judged::RateLimited { pause }))
+            }
+            AnswerKind::TooManyInFlight => {
+                let wait = server_hint(def, answer.headers, SystemTime::now())
+                    .unwrap_or_else(|| super::budget::backoff(self.config().retry_base, attempt));
+                Ok(Some(Judged::TooManyInFlight { wait }))
             }
             AnswerKind::OperatingTimeSpent => {
                 let reset = self

@@ -152,7 +152,7 @@ fn ended(
                 refused_by: RefusedBy::Server,
             });
         }
-        Some(Judged::OperatingTimeSpent { wait, .. }) => {
+        Some(Judged::OperatingTimeSpent { wait, .. } | Judged::TooManyInFlight { wait }) => {
             return Err(ClientError::RateLimited {
                 retry_after: *wait,
                 refused_by: RefusedBy::Server,

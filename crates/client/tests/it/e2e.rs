@@ -360,3 +360,48 @@ async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
     let st = ms.stats();
     assert_eq!((st.server_rate_limits, st.local_refusals), (0, 0), "{st:?}");
 }
+
+/// Eight requests at once of one MoySklad user, five allowed in flight: the three refused with
+/// code 1073 wait for a slot and go again — all eight are answered — and the refusals teach
+/// nothing of the rate: no bucket penalized, no quota learned (before, each 1073 counted as a
+/// rate limit and narrowed the rate ten-minutes long).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_alone() {
+    let s = support::sandbox("").await;
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let ms = Client::builder()
+        .service(catalog.service_id("moysklad").unwrap())
+        .account("ms-in-flight")
+        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .header("X-Mock-Delay", "150")
+        .store(Store::from(MemoryStore::new()))
+        .config({
+            let mut c = support::quick();
+            c.attempts = 6;
+            c.max_wait = Duration::from_secs(5);
+            c
+        })
+        .build()
+        .unwrap();
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let ms = ms.clone();
+            tokio::spawn(async move { ms.get("/entity/product").send().await })
+        })
+        .collect();
+    for c in calls {
+        let r = c.await.unwrap();
+        assert!(r.is_ok(), "{r:?}");
+    }
+    let st = ms.stats();
+    assert!(
+        st.retries_in_flight >= 1,
+        "some met the in-flight limit: {st:?}"
+    );
+    assert_eq!((st.server_rate_limits, st.penalties), (0, 0), "{st:?}");
+    // MoySklad's headers state the catalog's 45 units per 3 s: nothing to learn, and the
+    // refusals narrowed nothing.
+    let learned = ms.learned();
+    assert!(learned.is_empty(), "{learned:?}");
+}
