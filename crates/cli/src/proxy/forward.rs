@@ -92,6 +92,18 @@ pub(crate) async fn learned(AxumState(state): AxumState<Arc<State>>) -> Response
     r
 }
 
+/// `DELETE /learned`: every learned quota forgotten (the catalog's hold again until the
+/// upstream's answers teach otherwise); `{"forgotten": n}`.
+pub(crate) async fn forget_learned(AxumState(state): AxumState<Arc<State>>) -> Response<Body> {
+    let n = state.routes.forget_learned();
+    let mut r = Response::new(Body::from(json!({"forgotten": n}).to_string()));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 /// A proxy error: a JSON body saying what happened and that the proxy said it.
 fn refusal(status: StatusCode, error: &str, detail: &str) -> Response<Body> {
     let body = json!({"error": error, "detail": detail, "by": "apistend proxy"});

@@ -151,7 +151,10 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
     });
     let app = axum::Router::new()
         .route("/metrics", axum::routing::get(forward::metrics))
-        .route("/learned", axum::routing::get(forward::learned))
+        .route(
+            "/learned",
+            axum::routing::get(forward::learned).delete(forward::forget_learned),
+        )
         .fallback(forward::handle)
         .with_state(state);
     let timeouts = apistend_sandbox::transport::Timeouts {

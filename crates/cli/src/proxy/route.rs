@@ -137,6 +137,14 @@ impl Routes {
             .collect()
     }
 
+    /// Forgets what every client learned; gives how many quotas it forgot.
+    pub(crate) fn forget_learned(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| e.client.forget_learned().len())
+            .sum()
+    }
+
     /// One line per service: how it is reached and where it goes.
     pub(crate) fn describe(&self) -> Vec<String> {
         self.entries

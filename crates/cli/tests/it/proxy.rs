@@ -301,6 +301,12 @@ fn a_stricter_sandbox_teaches_the_proxy_its_quota_shown_at_learned() {
         "{}",
         m.body
     );
+    // What it learned can be forgotten: the catalog's quota holds again.
+    let forgot = curl("DELETE", &format!("{base}/learned"), &[], None).unwrap();
+    assert_eq!(forgot.status, 200, "{}", forgot.body);
+    assert!(forgot.body.contains("\"forgotten\":1"), "{}", forgot.body);
+    let after = curl("GET", &format!("{base}/learned"), &[], None).unwrap();
+    assert!(after.body.contains("\"learned\":[]"), "{}", after.body);
     // Families of the groups it used only (WB has hundreds), and its own waits are no denials.
     let bursts = m
         .body

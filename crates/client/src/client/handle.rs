@@ -79,6 +79,25 @@ impl Client {
         self.inner.learner.snapshot(std::time::Instant::now())
     }
 
+    /// Forgets every learned quota: the catalog's hold again until the server's answers teach
+    /// otherwise (an operator who raised a stricter account's limit, a test starting over).
+    /// Gives those it forgot.
+    ///
+    /// ```no_run
+    /// # fn demo(client: &apistend_client::Client) {
+    /// let forgot = client.forget_learned();
+    /// assert!(client.learned().is_empty());
+    /// # let _ = forgot;
+    /// # }
+    /// ```
+    pub fn forget_learned(&self) -> Vec<LearnedQuota> {
+        let forgot = self.inner.learner.forget(std::time::Instant::now());
+        for l in &forgot {
+            self.inner.handles.learned(&l.group, &l.catalog);
+        }
+        forgot
+    }
+
     /// The client's counters.
     pub fn stats(&self) -> Stats {
         self.inner.counters.snapshot()

@@ -122,6 +122,14 @@ impl Learner {
         (after != before).then_some(after)
     }
 
+    /// Forgets every track; gives the learned quotas that held at `now` (the catalog's hold again
+    /// until new evidence).
+    pub(crate) fn forget(&self, now: Instant) -> Vec<LearnedQuota> {
+        let held = self.snapshot(now);
+        self.tracks().clear();
+        held
+    }
+
     /// Every learned quota that holds at `now`.
     pub(crate) fn snapshot(&self, now: Instant) -> Vec<LearnedQuota> {
         let mut out: Vec<LearnedQuota> = self

@@ -336,3 +336,71 @@ async fn a_feed_opened_after_the_traffic_shows_the_drained_buckets_first_with_th
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
 }
+
+/// Two instances on one Redis: the traffic goes to one, the feed is opened on the other, which
+/// orders and draws the drained bucket from the shared journal and the shared buckets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_on_another_instance_draws_from_the_shared_journal() {
+    let Some(redis) = apistend_testkit::RedisServer::start("dashboard_shared_journal") else {
+        return;
+    };
+    let url = redis.url();
+    let tune = |c: apistend_sandbox::SandboxConfig| {
+        c.with_admin_token(TOKEN)
+            .with_demo_key("dashboard-shared-key")
+            .with_overrides(
+                apistend_catalog::Overrides::from_toml(
+                    "[ozon.groups.client]\nburst = 3\ninterval_ms = 60000\n",
+                )
+                .unwrap(),
+            )
+            .with_redis(&url)
+    };
+    let a = support::start(tune).await;
+    let b = support::start(tune).await;
+    let c = support::client();
+    let all: Value = support::json(
+        c.get(format!("{}/api/v1/sandboxes", a.base))
+            .bearer_auth(TOKEN),
+    )
+    .await;
+    let id = all[0]["id"].as_str().unwrap().to_owned();
+    for _ in 0..4 {
+        c.post(format!("{}/ozon/v3/product/list", a.base))
+            .header("Client-Id", "1")
+            .header("Api-Key", "dashboard-shared-key")
+            .header("X-Mock-Delay", "0")
+            .send()
+            .await
+            .unwrap();
+    }
+    let waited: Value = support::json(
+        c.get(format!(
+            "{}/api/v1/sandboxes/{id}/requests/wait?count=4&timeout_ms=5000",
+            b.base
+        ))
+        .bearer_auth(TOKEN),
+    )
+    .await;
+    assert_eq!(waited["reached"], true, "{waited}");
+    let mut feed = c
+        .get(format!(
+            "{}/api/v1/sandboxes/{id}/events?interval_ms=200&limit=3",
+            b.base
+        ))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let seen = read_events(&mut feed, |name, _| name == "buckets").await;
+    let rows = seen.last().unwrap().1["buckets"].clone();
+    assert_eq!(
+        (rows[0]["service"].as_str(), rows[0]["group"].as_str()),
+        (Some("ozon"), Some("client")),
+        "{rows}"
+    );
+    assert_eq!(rows[0]["remaining"], 0, "{rows}");
+    let past: Vec<Vec<u64>> = serde_json::from_value(rows[0]["history"].clone()).unwrap();
+    let levels: Vec<u64> = past.iter().map(|p| p[1]).collect();
+    assert_eq!(levels, [2, 1, 0, 0], "{rows}");
+}
