@@ -361,7 +361,6 @@ fn list(args: &CatalogArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Rewrites the generated part of `definition` from `source` with `importer`.
 /// `import-openapi --id --prefix`: a starting definition of a user's service, written only if it
 /// loads (the document read from where the definition names it) and never over a file.
 fn start_definition(
@@ -400,6 +399,7 @@ fn start_definition(
     Ok(())
 }
 
+/// Rewrites the generated part of `definition` from `source` with `importer`.
 fn regenerate(
     source: &std::path::Path,
     definition: &std::path::Path,

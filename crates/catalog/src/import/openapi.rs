@@ -125,7 +125,8 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
 /// document when the sandbox starts: an edited document needs no new import.
 ///
 /// # Errors
-/// As [`import`]; and an `id` or `prefix` the definition format refuses (the loader's message).
+/// As [`import`]. The `id` and `prefix` are checked when the definition is loaded, as any
+/// definition's are.
 pub fn starting(spec: &str, id: &str, prefix: &str, openapi: &str) -> Result<String, CatalogError> {
     let err = |reason: String| CatalogError::Spec {
         file: "OpenAPI document".into(),
