@@ -56,7 +56,9 @@ pub use model::{
     Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
-pub use rate_headers::{RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER};
+pub use rate_headers::{
+    RateHeader, RateHeaders, RateValue, When, X_APISTEND_RETRY_AFTER, ietf_param,
+};
 pub use repeat::{READ_WORDS, repeatable, repeatable_by_rule};
 pub use reserved::RESERVED_PREFIXES;
 pub use wb::{WB_CATALOG_JSON, WB_FALLBACK_GROUP};

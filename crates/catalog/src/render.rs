@@ -297,6 +297,18 @@ impl Service {
                         h.push(rule.name, decision.reset_after_secs(), true);
                     }
                     Ok(RateValue::WindowMs) => h.push(rule.name, window_ms(quota), false),
+                    Ok(RateValue::IetfPolicy) => h.push_ietf(
+                        rule.name,
+                        u64::from(decision.limit),
+                        window_ms(quota).div_ceil(1000).max(1),
+                        true,
+                    ),
+                    Ok(RateValue::IetfLimit) => h.push_ietf(
+                        rule.name,
+                        u64::from(decision.remaining),
+                        decision.reset_after_secs(),
+                        false,
+                    ),
                     Ok(v) => h.push(rule.name, value(v, decision), false),
                     Err(fixed) => h.push(rule.name, fixed, false),
                 }
@@ -322,8 +334,8 @@ fn value(v: RateValue, d: &Decision) -> u64 {
         RateValue::RetryAfterMs => ms(d.retry_after),
         RateValue::ResetSecs | RateValue::ResetDate => d.reset_after_secs(),
         RateValue::ResetMs => ms(d.reset_after),
-        // Not a number of the decision: `rate_headers` writes it from the quota.
-        RateValue::WindowMs => 0,
+        // Not one number of the decision: `rate_headers` writes them.
+        RateValue::WindowMs | RateValue::IetfPolicy | RateValue::IetfLimit => 0,
     }
 }
 

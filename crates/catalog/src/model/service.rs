@@ -171,17 +171,29 @@ impl Service {
         value: crate::rate_headers::RateValue,
         header: impl Fn(&str) -> Option<&'h str>,
     ) -> Option<u32> {
-        self.headers
+        let own = self
+            .headers
             .iter()
             .filter(|h| h.value == Ok(value))
-            .find_map(|h| header(h.name)?.trim().parse().ok())
+            .find_map(|h| header(h.name)?.trim().parse().ok());
+        own.or_else(|| {
+            let (field, key, scale) = ietf_source(value)?;
+            self.headers
+                .iter()
+                .filter(|h| h.value == Ok(field))
+                .find_map(|h| crate::rate_headers::ietf_param(header(h.name)?, key))
+                .and_then(|n| u32::try_from(n.saturating_mul(scale)).ok())
+        })
     }
 
     /// Whether the service names a header for `value` (a service that reports no tokens left
-    /// tells its client nothing but its rejections).
+    /// tells its client nothing but its rejections): its own, or an IETF field that holds it.
     #[must_use]
     pub fn reports(&self, value: crate::rate_headers::RateValue) -> bool {
-        self.headers.iter().any(|h| h.value == Ok(value))
+        let field = ietf_source(value).map(|(f, _, _)| f);
+        self.headers
+            .iter()
+            .any(|h| h.value == Ok(value) || field.is_some_and(|f| h.value == Ok(f)))
     }
 
     /// Whether an answer says that the called method's operating-time budget is spent (the
@@ -288,5 +300,20 @@ impl Service {
     /// Index of the group with id `id`.
     pub fn group_index(&self, id: &str) -> Option<usize> {
         self.groups.iter().position(|g| g.id == id)
+    }
+}
+
+/// The IETF field, its parameter and its scale that carry `value`: the limit is
+/// `RateLimit-Policy`'s `q`, the window its `w` (seconds, read as milliseconds), tokens left
+/// `RateLimit`'s `r`.
+fn ietf_source(
+    value: crate::rate_headers::RateValue,
+) -> Option<(crate::rate_headers::RateValue, &'static str, u64)> {
+    use crate::rate_headers::RateValue as V;
+    match value {
+        V::Limit => Some((V::IetfPolicy, "q", 1)),
+        V::WindowMs => Some((V::IetfPolicy, "w", 1000)),
+        V::Remaining => Some((V::IetfLimit, "r", 1)),
+        _ => None,
     }
 }

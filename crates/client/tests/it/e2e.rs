@@ -405,3 +405,97 @@ async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_a
     let learned = ms.learned();
     assert!(learned.is_empty(), "{learned:?}");
 }
+
+/// A user's service that states its limit only in the IETF fields (`RateLimit-Policy:
+/// "default";q=20;w=2`, `RateLimit: "default";r=…;t=…`): the client learns the server's rate from
+/// the first answer, with no rejection, whether it believed a looser or a stricter quota.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_stating_its_limit_in_the_ietf_fields_is_learned_from_them_in_both_directions() {
+    const IETF: &str = r#"id = "ietf"
+prefix = "/ietf"
+credentials = ["bearer_token"]
+errors = "template"
+answers = "fixtures"
+fallback_groups = ["default"]
+
+[rejection]
+status = 429
+content_type = "application/json"
+
+[[rate_headers]]
+name = "RateLimit-Policy"
+value = "ietf_policy"
+
+[[rate_headers]]
+name = "RateLimit"
+value = "ietf_limit"
+
+[[groups]]
+id = "default"
+quota = { count = 20, period_ms = 2000 }
+
+[[operations]]
+method = "GET"
+paths = ["/things"]
+groups = ["default"]
+
+[operations.answer]
+status = 200
+body = '{"things":[]}'
+
+[error_templates.default]
+body = '{"status":{status}}'
+"#;
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("ietf.toml".into(), IETF.into())
+        .unwrap();
+    let s = support::sandbox_with(|c| c.with_definitions(defs.clone())).await;
+    let r = reqwest::Client::new()
+        .get(format!("{}/ietf/things", s.base))
+        .bearer_auth(&s.key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["ratelimit-policy"], r#""default";q=20;w=2"#);
+    assert!(
+        r.headers()["ratelimit"]
+            .to_str()
+            .unwrap()
+            .starts_with(r#""default";r=19;t="#),
+        "{:?}",
+        r.headers()
+    );
+    for (believed, account) in [
+        (
+            "[ietf.groups.default]\nburst = 40\ninterval_ms = 25\n",
+            "looser",
+        ),
+        (
+            "[ietf.groups.default]\nburst = 5\ninterval_ms = 1000\n",
+            "stricter",
+        ),
+    ] {
+        let catalog = apistend_catalog::Catalog::load(&defs, None).unwrap();
+        let id = catalog.service_id("ietf").unwrap();
+        let c = Client::builder()
+            .catalog(catalog)
+            .overrides(Overrides::from_toml(believed).unwrap())
+            .service(id)
+            .account(account)
+            .base_url(format!("{}/ietf", s.base))
+            .header("Authorization", format!("Bearer {}", s.key))
+            .header("X-Mock-Delay", "0")
+            .store(Store::from(MemoryStore::new()))
+            .config(support::quick())
+            .build()
+            .unwrap();
+        c.get("/things").send().await.unwrap();
+        let learned = c.learned();
+        assert_eq!(learned.len(), 1, "{account}: {learned:?}");
+        assert_eq!(learned[0].quota.burst(), 20, "{account}: {learned:?}");
+        let ms = learned[0].quota.interval().as_secs_f64() * 1e3;
+        assert!((ms - 100.0).abs() < 1.0, "{account}: {ms} ms a token");
+        assert_eq!(c.stats().server_rate_limits, 0, "{account}");
+    }
+}

@@ -240,6 +240,12 @@ impl Answer {
                 h.push(name, v);
             }
         }
+        // The IETF fields, for the definitions that name them (none of the built-ins).
+        for (name, value) in self.rate.structured() {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                h.push(name, v);
+            }
+        }
         if let Some(sc) = self.scenario {
             h.push(X_APISTEND_SCENARIO_NAME, HeaderValue::from_static(sc));
         }
