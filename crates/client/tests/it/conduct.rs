@@ -217,7 +217,8 @@ impl Call {
 
     /// Sends again 60 ms after every rate-limit answer that announced a wait of 90 ms or more,
     /// far inside it (and on the refused connection, so the sandbox knows it was sent after the
-    /// refusal was read): twelve requests in all; how many were sent that early. A refusal that
+    /// refusal was read — but the first of a pause): twelve requests in all; how many were sent
+    /// that early. A refusal that
     /// announced less (MoySklad's pause is in milliseconds: the next token may be due in a few)
     /// is waited out with 30 ms to spare, so that each count is one the sandbox must agree with.
     async fn hammer(&self, base: &str, key: &str) -> u64 {
@@ -227,14 +228,23 @@ impl Call {
         let http = reqwest::Client::new();
         let mut early = 0;
         let mut pause = None;
+        // The first retry of a pause on its connection is not judged (a pooled client may have
+        // queued it before the refusal came); a pause starts with a refusal when none is on.
+        let mut excused = false;
         for _ in 0..12 {
             match pause {
                 Some(wait) if wait >= 90 => {
-                    early += 1;
+                    if excused {
+                        early += 1;
+                    }
+                    excused = true;
                     tokio::time::sleep(Duration::from_millis(60)).await;
                 }
-                Some(wait) => tokio::time::sleep(Duration::from_millis(wait + 30)).await,
-                None => {}
+                Some(wait) => {
+                    excused = false;
+                    tokio::time::sleep(Duration::from_millis(wait + 30)).await;
+                }
+                None => excused = false,
             }
             let r = self.request_on(&http, base, key).send().await.unwrap();
             pause = (r.status().as_u16() == self.refused).then(|| {

@@ -8,9 +8,10 @@
 //!   wait at least what the server says". A request that arrived before, or within
 //!   [`IN_FLIGHT_MS`] after, the answer to the first refusal of a run of refusals is not judged
 //!   unless it came on a connection a refusal of the run was answered on (then it was sent after
-//!   the client read it): it may have left before the client read that refusal (a fleet's
-//!   workers have requests in flight; they are refused too, and do not move that moment); every
-//!   later request before the
+//!   the client read it — but for the first such request on each connection, which a pooled
+//!   client may have queued before: [`ReadOn`]): it may have left before the client read that
+//!   refusal (a fleet's workers have requests in flight; they are refused too, and do not move
+//!   that moment); every later request before the
 //!   wait the last refusal announced has passed is an early retry, until an answer that is not
 //!   a refusal ends the run;
 //! - **retried dead ends** — the same request (method, path, query and body) sent again by
@@ -109,10 +110,23 @@ struct Pause {
     /// Requests on other connections before this moment (Unix µs) may have been in flight when
     /// the run's first refusal was read.
     in_flight_until_us: u64,
-    /// The connections the run's refusals were answered on, and when (Unix µs): a request on
-    /// one of them after that answer was sent after the client read it (HTTP/1.1 sends the
-    /// next request on a connection only once the answer is read), so it is judged at once.
-    read_on: Vec<(u64, u64)>,
+    /// The connections the run's refusals were answered on ([`ReadOn`]).
+    read_on: Vec<ReadOn>,
+}
+
+/// A connection a refusal of the run was answered on. HTTP/1.1 sends the next request on a
+/// connection only once the answer is read, so a request on it after that answer was sent after
+/// the client's transport read the refusal and is judged at once — but for one: a pooled client
+/// hands a freed connection to a request it queued before the refusal came (one its limiter had
+/// already let go), which goes out a moment after the answer. Within the in-flight window, the
+/// first request on each such connection is not judged; every later one is.
+#[derive(Clone, Copy)]
+struct ReadOn {
+    connection: u64,
+    /// When the refusal was answered on it (Unix µs).
+    answered_us: u64,
+    /// Whether its one possibly queued request has been seen.
+    excused: bool,
 }
 
 /// The most connections of one run that are remembered (a fleet's concurrency, bounded).
@@ -121,13 +135,18 @@ const READ_ON_MAX: usize = 64;
 impl Pause {
     /// Whether a request that arrived at `at_us` on `connection` is judged: sent after the
     /// client can have read the run's refusals.
-    fn judges(&self, at_us: u64, connection: u64) -> bool {
-        at_us >= self.in_flight_until_us
-            || (connection != 0
-                && self
-                    .read_on
-                    .iter()
-                    .any(|&(c, answered)| c == connection && at_us >= answered))
+    fn judges(&mut self, at_us: u64, connection: u64) -> bool {
+        if at_us >= self.in_flight_until_us {
+            return true;
+        }
+        let Some(read) = self
+            .read_on
+            .iter_mut()
+            .find(|r| connection != 0 && r.connection == connection && at_us >= r.answered_us)
+        else {
+            return false;
+        };
+        std::mem::replace(&mut read.excused, true)
     }
 }
 
@@ -189,7 +208,7 @@ impl Bucket {
             rep.group.clone_from(&r.group);
         }
         rep.requests += 1;
-        if let Some(p) = &self.not_before {
+        if let Some(p) = &mut self.not_before {
             if r.at_ms + SLACK_MS >= p.until {
                 // Waited long enough: what comes later is judged by the next refusal.
                 self.not_before = None;
@@ -218,8 +237,15 @@ impl Bucket {
                 Some(p) => (p.in_flight_until_us, p.read_on),
                 None => (answered_us + IN_FLIGHT_MS * 1000, Vec::new()),
             };
-            if read_on.len() < READ_ON_MAX {
-                read_on.push((r.connection, answered_us));
+            // A connection's first refusal of the run is the one remembered: its one queued
+            // request is excused once per run.
+            if read_on.len() < READ_ON_MAX && !read_on.iter().any(|o| o.connection == r.connection)
+            {
+                read_on.push(ReadOn {
+                    connection: r.connection,
+                    answered_us,
+                    excused: false,
+                });
             }
             self.not_before = Some(Pause {
                 until: answered_us / 1000 + wait,
@@ -345,8 +371,13 @@ mod tests {
         );
         assert_eq!(
             early(&with(vec![ok(1010, 1)])),
+            0,
+            "the first on the refused connection: a pooled client may have queued it before"
+        );
+        assert_eq!(
+            early(&with(vec![refused(1010, 1), ok(1030, 1)])),
             1,
-            "on the refused connection: sent after its answer was read"
+            "the second on the refused connection: sent after its answer was read"
         );
         assert_eq!(
             early(&with(vec![ok(1260, 1)])),
@@ -360,17 +391,18 @@ mod tests {
         // An answer that is not a refusal ends the run.
         let run = vec![ok(1260, 1), ok(1270, 1)];
         assert_eq!(early(&with(run)), 1);
-        // A client sending again every 100 ms on its connection: every one is early; on new
-        // connections, all but those in flight.
+        // A client sending again every 100 ms on its connection: every one is early but the
+        // first (it may have been queued); on new connections, all but those in flight.
         let hammer: Vec<Record> = (1..=10).map(|i| refused(1000 + 100 * i, 1)).collect();
         let fresh: Vec<Record> = (1..=10).map(|i| refused(1000 + 100 * i, 10 + i)).collect();
         assert_eq!(report(&with(fresh)).keys[0].groups[0].early_retries, 8);
         let r = report(&with(hammer));
-        assert_eq!(r.keys[0].groups[0].early_retries, 10);
+        assert_eq!(r.keys[0].groups[0].early_retries, 9);
         assert_eq!(r.keys[0].groups[0].longest_refusal_run, 11);
         assert_eq!(r.verdict, Verdict::Violations);
-        // The wait the refusal at 1000 announced (until 2001), 1100 the first judged.
-        assert_eq!(r.keys[0].groups[0].early_by_max_ms, Some(2001 - 1100));
+        // Each judged one came 100 ms after a refusal that announced a second (1200 before the
+        // 2101 the refusal at 1100 announced).
+        assert_eq!(r.keys[0].groups[0].early_by_max_ms, Some(2101 - 1200));
     }
 
     #[test]
