@@ -48,14 +48,25 @@ pub fn import(head: &str, spec: &str) -> Result<String, CatalogError> {
 /// # Errors
 /// As [`import`], and for an `extra` that is not such a file.
 pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String, CatalogError> {
-    let err = |reason: String| CatalogError::Spec {
+    let doc: Value = super::wb::parse_document(spec).map_err(spec_error)?;
+    import_document(head, &doc, extra)
+}
+
+/// Why an OpenAPI document cannot be imported.
+fn spec_error(reason: String) -> CatalogError {
+    CatalogError::Spec {
         file: "OpenAPI document".into(),
         reason,
-    };
+    }
+}
+
+/// [`import_with`] of a parsed document.
+fn import_document(head: &str, doc: &Value, extra: Option<&str>) -> Result<String, CatalogError> {
+    let err = spec_error;
     let head = super::head::Head::of(head, MARKER, err)?;
     let (written, group) = (&head.written, &head.fallback_group);
     let mut out = GeneratedOps::default();
-    for op in operations_of(spec).map_err(err)? {
+    for op in operations_in(doc).map_err(err)? {
         if written.contains(&(op.method.as_str().to_owned(), op.path.clone())) {
             continue;
         }
@@ -67,7 +78,7 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
             ..GeneratedOp::default()
         });
     }
-    let base = base_path(&super::wb::parse_document(spec).map_err(err)?);
+    let base = base_path(doc);
     if let Some(extra) = extra {
         let file: ExtraFile = serde_json::from_str(extra).map_err(|e| err(e.to_string()))?;
         for e in file.endpoints {
@@ -128,11 +139,7 @@ pub fn import_with(head: &str, spec: &str, extra: Option<&str>) -> Result<String
 /// As [`import`]. The `id` and `prefix` are checked when the definition is loaded, as any
 /// definition's are.
 pub fn starting(spec: &str, id: &str, prefix: &str, openapi: &str) -> Result<String, CatalogError> {
-    let err = |reason: String| CatalogError::Spec {
-        file: "OpenAPI document".into(),
-        reason,
-    };
-    let doc: Value = super::wb::parse_document(spec).map_err(err)?;
+    let doc: Value = super::wb::parse_document(spec).map_err(spec_error)?;
     let title = doc
         .get("info")
         .and_then(|i| i.get("title"))
@@ -184,7 +191,7 @@ pub fn starting(spec: &str, id: &str, prefix: &str, openapi: &str) -> Result<Str
         openapi = quoted(openapi),
         credential = credential_of(&doc),
     );
-    import_with(&head, spec, None)
+    import_document(&head, &doc, None)
 }
 
 /// The credential channel of the document's first security scheme a channel takes: HTTP bearer
@@ -240,12 +247,16 @@ pub(crate) struct DocumentOp {
 /// # Errors
 /// Why `spec` is not such a document (it does not parse, or has no `paths`).
 pub(crate) fn operations_of(spec: &str) -> Result<Vec<DocumentOp>, String> {
-    let doc: Value = super::wb::parse_document(spec)?;
+    operations_in(&super::wb::parse_document(spec)?)
+}
+
+/// The operations of a parsed OpenAPI document, in its order.
+fn operations_in(doc: &Value) -> Result<Vec<DocumentOp>, String> {
     let paths = doc
         .get("paths")
         .and_then(Value::as_mapping)
         .ok_or_else(|| "no paths".to_owned())?;
-    let base = base_path(&doc);
+    let base = base_path(doc);
     let mut out = Vec::new();
     for (path, item) in paths {
         let (Some(path), Some(item)) = (path.as_str(), item.as_mapping()) else {

@@ -421,40 +421,56 @@ fn the_javascript_apify_client_works_by_changing_only_its_base_url() {
     assert!(checks.iter().all(|c| c["ok"] == true), "{out}");
 }
 
-/// Each service's rate-limit answer is the one its official description documents: the status,
-/// and the body field by field in type and format, valid against the documented schema
-/// (`tests/compat/rejections.py`). Every bucket holds one request a minute here.
-#[test]
-fn each_services_rate_limit_answer_is_the_documented_one_field_by_field() {
-    let Some(python) = python() else { return };
+/// Runs the compat script `script` with `python` against a sandbox whose every group holds
+/// `burst` tokens, one back every `interval_ms` (arguments: base URL, key, `../shared`), for at
+/// most `secs`; its status and output. `None` (skipped loudly) without `../shared`.
+fn run_walk(
+    python: &Path,
+    script: &str,
+    (burst, interval_ms): (u32, u64),
+    secs: u64,
+) -> Option<(std::process::ExitStatus, String, String)> {
     let shared = repo().join("../shared");
     if !shared.join("specs").exists() || !shared.join("wb-openapi").exists() {
-        return unavailable("../shared (the official descriptions) is not beside the repository");
+        unavailable("../shared (the official descriptions) is not beside the repository");
+        return None;
     }
     let catalog = apistend_catalog::Catalog::builtin().unwrap();
     let mut overrides = String::new();
     for svc in catalog.services() {
         for g in &svc.groups {
             overrides.push_str(&format!(
-                "[{}.groups.\"{}\"]\nburst = 1\ninterval_ms = 60000\n",
+                "[{}.groups.\"{}\"]\nburst = {burst}\ninterval_ms = {interval_ms}\n",
                 svc.id, g.id
             ));
         }
     }
-    let data = apistend_testkit::temp_dir("rejections");
-    let file = data.join("strict.toml");
+    let data = apistend_testkit::temp_dir(script.trim_end_matches(".py"));
+    let file = data.join("groups.toml");
     std::fs::write(&file, overrides).unwrap();
     let (mut child, base) = serve_with(&data, &["--overrides".as_ref(), file.as_os_str()]);
-    let (status, out, err) = run_bounded(
-        Command::new(&python)
-            .arg(repo().join("tests/compat/rejections.py"))
+    let out = run_bounded(
+        Command::new(python)
+            .arg(repo().join("tests/compat").join(script))
             .args([&base, "compat-key"])
             .arg(&shared),
-        120,
+        secs,
     );
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&data);
+    Some(out)
+}
+
+/// Each service's rate-limit answer is the one its official description documents: the status,
+/// and the body field by field in type and format, valid against the documented schema
+/// (`tests/compat/rejections.py`). Every bucket holds one request a minute here.
+#[test]
+fn each_services_rate_limit_answer_is_the_documented_one_field_by_field() {
+    let Some(python) = python() else { return };
+    let Some((status, out, err)) = run_walk(&python, "rejections.py", (1, 60_000), 120) else {
+        return;
+    };
     eprintln!("{out}");
     assert!(status.success(), "{status}\n{out}\n{err}");
     assert_eq!(out.lines().count(), 7, "a line per service: {out}");
@@ -466,35 +482,11 @@ fn each_services_rate_limit_answer_is_the_documented_one_field_by_field() {
 #[test]
 fn answers_are_valid_against_the_official_descriptions() {
     let Some(python) = python() else { return };
-    let shared = repo().join("../shared");
-    if !shared.join("specs").exists() || !shared.join("wb-openapi").exists() {
-        return unavailable("../shared (the official descriptions) is not beside the repository");
-    }
     // Every group wide open: the walk is not a rate test.
-    let catalog = apistend_catalog::Catalog::builtin().unwrap();
-    let mut overrides = String::new();
-    for svc in catalog.services() {
-        for g in &svc.groups {
-            overrides.push_str(&format!(
-                "[{}.groups.\"{}\"]\nburst = 100000\ninterval_ms = 1\n",
-                svc.id, g.id
-            ));
-        }
-    }
-    let data = apistend_testkit::temp_dir("validate");
-    let file = data.join("open.toml");
-    std::fs::write(&file, overrides).unwrap();
-    let (mut child, base) = serve_with(&data, &["--overrides".as_ref(), file.as_os_str()]);
-    let (status, out, err) = run_bounded(
-        Command::new(&python)
-            .arg(repo().join("tests/compat/validate_answers.py"))
-            .args([&base, "compat-key"])
-            .arg(&shared),
-        300,
-    );
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&data);
+    let Some((status, out, err)) = run_walk(&python, "validate_answers.py", (100_000, 1), 300)
+    else {
+        return;
+    };
     assert!(status.success(), "{status}\n{out}\n{err}");
     let reports: Vec<serde_json::Value> = out
         .lines()

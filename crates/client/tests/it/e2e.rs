@@ -329,6 +329,27 @@ async fn a_server_reporting_fewer_tokens_left_tightens_the_shared_bucket() {
     assert_eq!(c.stats().attempts, 2);
 }
 
+/// A client of MoySklad on the sandbox `s` with the base URL in MoySklad's own form (ending in
+/// `/api/remap/1.2`), the user's bearer token, every answer delayed `delay_ms`.
+fn moysklad(
+    s: &support::TestSandbox,
+    account: &str,
+    delay_ms: &str,
+    config: apistend_client::ClientConfig,
+) -> Client {
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    Client::builder()
+        .service(catalog.service_id("moysklad").unwrap())
+        .account(account)
+        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
+        .header("Authorization", format!("Bearer {}", s.key))
+        .header("X-Mock-Delay", delay_ms)
+        .store(Store::from(MemoryStore::new()))
+        .config(config)
+        .build()
+        .unwrap()
+}
+
 /// A server more generous than the catalog that says so in its headers (MoySklad's limit and
 /// window: 90 units per 3 s against the catalog's 45) is used at its own rate: after the first
 /// answer, 21 more requests of weight 4 (88 units in all) go without a wait — each with a 100 ms
@@ -337,17 +358,7 @@ async fn a_server_reporting_fewer_tokens_left_tightens_the_shared_bucket() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
     let s = support::sandbox("[moysklad.groups.user]\nburst = 90\nper_second = 30\n").await;
-    let catalog = apistend_catalog::Catalog::builtin().unwrap();
-    let ms = Client::builder()
-        .service(catalog.service_id("moysklad").unwrap())
-        .account("ms-user")
-        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
-        .header("Authorization", format!("Bearer {}", s.key))
-        .header("X-Mock-Delay", "0")
-        .store(Store::from(MemoryStore::new()))
-        .config(support::quick())
-        .build()
-        .unwrap();
+    let ms = moysklad(&s, "ms-user", "0", support::quick());
     ms.get("/entity/product").send().await.unwrap();
     let learned = ms.learned();
     assert_eq!(learned.len(), 1, "{learned:?}");
@@ -368,22 +379,10 @@ async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_alone() {
     let s = support::sandbox("").await;
-    let catalog = apistend_catalog::Catalog::builtin().unwrap();
-    let ms = Client::builder()
-        .service(catalog.service_id("moysklad").unwrap())
-        .account("ms-in-flight")
-        .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
-        .header("Authorization", format!("Bearer {}", s.key))
-        .header("X-Mock-Delay", "150")
-        .store(Store::from(MemoryStore::new()))
-        .config({
-            let mut c = support::quick();
-            c.attempts = 6;
-            c.max_wait = Duration::from_secs(5);
-            c
-        })
-        .build()
-        .unwrap();
+    let mut config = support::quick();
+    config.attempts = 6;
+    config.max_wait = Duration::from_secs(5);
+    let ms = moysklad(&s, "ms-in-flight", "150", config);
     let calls: Vec<_> = (0..8)
         .map(|_| {
             let ms = ms.clone();

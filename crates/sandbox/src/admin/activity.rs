@@ -103,23 +103,22 @@ impl Activity {
             .get_mut(&(row.service, group))
     }
 
-    /// When `row`'s bucket was last touched, if lately.
-    pub(super) fn last_of(&mut self, state: &AppState, row: &BucketRow) -> Option<u64> {
-        self.of_row(state, row).map(|a| a.last_ms)
-    }
-
-    /// The past of `row`'s bucket as `[at_ms, remaining, limit]` points, once: the levels its
-    /// requests left and, where the quota's refill would have filled it before the next
-    /// request, the moment it was full again.
-    pub(super) fn take_past(
+    /// What a feed's row of `row`'s bucket carries: when it was last touched, if lately, and —
+    /// once — its past as `[at_ms, remaining, limit]` points: the levels its requests left and,
+    /// where the quota's refill would have filled it before the next request, the moment it was
+    /// full again.
+    pub(super) fn shown(
         &mut self,
         state: &AppState,
         row: &BucketRow,
         now_ms: u64,
-    ) -> Option<Vec<[u64; 3]>> {
-        let past = self.of_row(state, row)?.past.take()?;
+    ) -> (Option<u64>, Option<Vec<[u64; 3]>>) {
+        let Some(active) = self.of_row(state, row) else {
+            return (None, None);
+        };
         let per_token_ms = row.quota.interval_micros().div_ceil(1000);
-        Some(series(&past, per_token_ms, now_ms))
+        let past = active.past.take().map(|p| series(&p, per_token_ms, now_ms));
+        (Some(active.last_ms), past)
     }
 }
 

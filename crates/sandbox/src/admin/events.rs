@@ -212,8 +212,8 @@ impl Run {
                     .iter()
                     .map(|(b, d)| {
                         let mut row = bucket_json(&self.state, b, d);
-                        row.history = self.activity.take_past(&self.state, b, at_ms);
-                        row.last_request_ms = self.activity.last_of(&self.state, b);
+                        (row.last_request_ms, row.history) =
+                            self.activity.shown(&self.state, b, at_ms);
                         row
                     })
                     .collect();
