@@ -72,7 +72,9 @@ def validator(spec, schema):
 
 def send(url, headers, body=None, method="GET"):
     req = urllib.request.Request(url, data=body, method=method)
-    for k, v in {**headers, "X-Mock-Delay": "0"}.items():
+    # MoySklad refuses a request that does not accept gzip (415); urllib sends no
+    # Accept-Encoding of its own, and the sandbox answers uncompressed.
+    for k, v in {**headers, "X-Mock-Delay": "0", "Accept-Encoding": "gzip"}.items():
         req.add_header(k, v)
     if body is not None:
         req.add_header("Content-Type", "application/json")

@@ -51,9 +51,9 @@ pub use model::{
     Render, Resource, Stamp, StampFormat, StampOn, TokenEndpoint,
 };
 pub use model::{
-    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, InFlightLimit,
-    InFlightRefusal, LatencyProfile, LimitGroup, Lockout, MarkerValue, Method, OperatingBudget,
-    Operation, Plan, Rejection, Service, ServiceId, short_host,
+    AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, HeaderRequirement,
+    InFlightLimit, InFlightRefusal, LatencyProfile, LimitGroup, Lockout, MarkerValue, Method,
+    OperatingBudget, Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use rate_headers::{

@@ -11,7 +11,8 @@ use super::{operations, resources, responses};
 use crate::error::CatalogError;
 use crate::intern::intern;
 use crate::model::{
-    BucketScope, InFlightLimit, LatencyProfile, Rejection, Service, ServiceId, short_host,
+    BucketScope, HeaderRequirement, InFlightLimit, LatencyProfile, Rejection, Service, ServiceId,
+    short_host,
 };
 use crate::wb_catalog::WbCatalogFile;
 
@@ -151,7 +152,37 @@ pub(crate) fn build(
         hostnames: file.hostnames.iter().map(|n| n.get_ref().clone()).collect(),
         resources,
         token,
+        requires: requires(src, file)?,
     })
+}
+
+/// Each required header is a header name with a token, refused by a client error.
+fn requires(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<HeaderRequirement>, CatalogError> {
+    file.requires
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (span, def) = (r.span(), r.get_ref());
+            let token = |s: &str| {
+                !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            };
+            let bad = if !token(&def.header) {
+                Some(("header", "a header name (letters, digits, '-')"))
+            } else if !token(&def.token) {
+                Some(("token", "one list member, as `gzip`"))
+            } else if !(400..=499).contains(&def.status) {
+                Some(("status", "a client error, 400 to 499"))
+            } else {
+                None
+            };
+            match bad {
+                Some((field, want)) => Err(src.err(span, &format!("requires[{i}].{field}"), want)),
+                None => Ok(HeaderRequirement::new(&def.header, &def.token, def.status)),
+            }
+        })
+        .collect()
 }
 
 /// Each hostname is a valid pattern.

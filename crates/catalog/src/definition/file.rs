@@ -117,6 +117,10 @@ pub struct ServiceFile {
     /// Its token endpoint (amoCRM's OAuth 2.0 `/oauth2/access_token`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<crate::model::TokenEndpoint>,
+    /// Headers every request must carry, each with a token, else a status with no body
+    /// (MoySklad: `Accept-Encoding` with `gzip`, else 415).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Spanned<crate::model::HeaderRequirement>>,
 }
 
 fn yes() -> bool {

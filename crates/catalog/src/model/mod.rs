@@ -5,6 +5,7 @@ mod ids;
 mod job;
 mod limits;
 mod operation;
+mod requirement;
 mod resource;
 mod responses;
 mod service;
@@ -15,6 +16,7 @@ pub use ids::{Method, ServiceId, short_host};
 pub use job::{Job, JobEnd, Makes};
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
 pub use operation::{Binding, Fixture, Operation};
+pub use requirement::HeaderRequirement;
 pub use resource::{
     Action, ActionKind, IdKind, IdStyle, Missing, PageField, Paging, Render, Resource, Stamp,
     StampFormat, StampOn,

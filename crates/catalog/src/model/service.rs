@@ -86,6 +86,8 @@ pub struct Service {
     pub resources: Vec<super::resource::Resource>,
     /// The tokens it issues, when it has a token endpoint (amoCRM's OAuth 2.0).
     pub token: Option<super::token::TokenEndpoint>,
+    /// Headers every request must carry (MoySklad's `Accept-Encoding: gzip`).
+    pub requires: Vec<super::requirement::HeaderRequirement>,
 }
 
 impl Service {

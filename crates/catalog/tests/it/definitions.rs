@@ -515,6 +515,55 @@ fn a_lower_case_method_and_an_unknown_placeholder_are_refused() {
     assert!(line > 1, "{line}");
 }
 
+/// A required header is a header name with one token, refused with a client error; anything
+/// else is refused at its field, with its line.
+#[test]
+fn a_required_header_is_a_name_a_token_and_a_client_error() {
+    let ms2 = |requires: &str| {
+        builtin_text("moysklad.toml")
+            .unwrap()
+            .replacen("id = \"moysklad\"", "id = \"ms2\"", 1)
+            .replacen("prefix = \"/moysklad\"", "prefix = \"/ms2\"", 1)
+            .replacen(
+                "hostnames = [\"api.moysklad.ru\"]",
+                "hostnames = [\"ms2.example.ru\"]",
+                1,
+            )
+            .replacen(
+                r#"requires = [{ header = "Accept-Encoding", token = "gzip", status = 415 }]"#,
+                requires,
+                1,
+            )
+    };
+    let good = ms2(r#"requires = [{ header = "X-Tenant", token = "a", status = 403 }]"#);
+    let catalog = load("ms2.toml", &good).unwrap();
+    let svc = catalog.service(ServiceId::new("ms2")).unwrap();
+    assert_eq!(svc.requires[0].header, "x-tenant");
+    for (requires, field) in [
+        (
+            r#"requires = [{ header = "Accept Encoding", token = "gzip", status = 415 }]"#,
+            "requires[0].header",
+        ),
+        (
+            r#"requires = [{ header = "Accept-Encoding", token = "gzip, br", status = 415 }]"#,
+            "requires[0].token",
+        ),
+        (
+            r#"requires = [{ header = "Accept-Encoding", token = "gzip", status = 200 }]"#,
+            "requires[0].status",
+        ),
+    ] {
+        let text = ms2(requires);
+        let (line, got, _) = refused(&text);
+        assert_eq!(got, field);
+        let want = text.lines().position(|l| l == requires).unwrap() + 1;
+        assert_eq!(line, want, "{field}");
+    }
+    let unknown = ms2(r#"requires = [{ header = "A", token = "b", status = 415, code = 1 }]"#);
+    let (_, field, reason) = refused(&unknown);
+    assert!(reason.contains("code"), "{field}: {reason}");
+}
+
 /// A definition naming an OpenAPI document: the document's operations (under its server's
 /// path) are the service's, in its first fallback group, but those the file writes itself; a
 /// document that is missing or not one is refused at the `openapi` field.

@@ -426,6 +426,8 @@ fn without_any_spec_flag_every_service_answers_from_embedded_data() {
         let mut cmd = Command::new("curl");
         cmd.args([
             "--silent",
+            // Accept-Encoding, as MoySklad requires (415 without it).
+            "--compressed",
             "--max-time",
             "10",
             "-X",

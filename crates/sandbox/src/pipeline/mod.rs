@@ -117,12 +117,11 @@ async fn stages(
     lockout::check(state, service, owner, meta, seen)?;
     let mut admitted = limit::take(state, service, &resolved, owner, &at, meta, seen).await?;
     caller.require(&admitted)?;
-    let held = if service.in_flight.is_empty() {
-        None
-    } else {
-        slots::take(state, &admitted, owner, &at, seen).await?
-    };
-    let checked = validate::check(state, &resolved, &call, controls, owner, &admitted, seen);
+    let held = slots::take(state, &admitted, owner, &at, seen).await?;
+    let mode = validate::mode(controls, owner, &admitted);
+    let mode = seen.refusing(Refused::Validation, mode)?;
+    let heads = &parts.headers;
+    let checked = validate::check(state, &resolved, &call, heads, mode, &admitted, seen);
     let invalid = seen.refusing(Refused::Validation, checked)?;
     let stateful = seen.refusing(Refused::Validation, objects::wanted(controls, &admitted))?;
     let chaos = chaos::read(state, controls, owner, &admitted, seen);
@@ -172,9 +171,9 @@ async fn stages(
     }
     let mut answer = answer.rate(service.rate_headers(&admitted.decision, &admitted.quota, false));
     answer.scenario = chaos.scenario.map(crate::scenario::Scenario::name);
-    if let Some(reason) = invalid {
-        answer.headers.push((validate::X_APISTEND_INVALID, reason));
-    }
+    answer
+        .headers
+        .extend(invalid.map(|r| (validate::X_APISTEND_INVALID, r)));
     let resp = journal::response(answer, seen);
     Ok(slots::hold(resp, held, seen).await)
 }

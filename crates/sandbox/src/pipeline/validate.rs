@@ -4,9 +4,9 @@
 //! the service's own words, the precise reason in `X-APIStend-Invalid`.
 
 use apistend_answers::call::Call;
-use apistend_catalog::{ErrorKind, Resolved};
+use apistend_catalog::{ErrorContext, ErrorKind, Resolved};
 use axum::body::Body;
-use http::{HeaderValue, Response};
+use http::{HeaderMap, HeaderValue, Response};
 
 use super::answer::Answer;
 use super::limit::Admitted;
@@ -21,30 +21,49 @@ pub(super) use crate::heads::X_APISTEND_INVALID;
 /// The longest reason sent in the header (a schema's enum can be long).
 const MAX_REASON: usize = 512;
 
-/// Checks `call`: `Ok(None)` when valid or not checked, `Ok(Some(reason))` when invalid and
-/// only reported, `Err` the service's refusal. A bad `X-Mock-Validation` is the service's 400.
+/// The validation mode of a request: its `X-Mock-Validation`, else its sandbox's setting for the
+/// service, else strict. A bad `X-Mock-Validation` is the service's 400.
+pub(super) fn mode(
+    controls: &Controls,
+    owner: &Owner,
+    admitted: &Admitted<'_>,
+) -> Result<Validation, Response<Body>> {
+    match controls.validation.as_deref() {
+        None => Ok(owner.view.as_deref().map_or(Validation::Strict, |v| {
+            v.validation(admitted.service.id.as_str())
+        })),
+        Some(v) => Validation::parse(v).ok_or_else(|| {
+            let why = format!("unknown X-Mock-Validation {v:?}; valid: strict, report, off");
+            admitted.refuse(&ErrorKind::BadRequest(why))
+        }),
+    }
+}
+
+/// Checks `call` under `mode`: `Ok(None)` when valid or not checked, `Ok(Some(reason))` when
+/// invalid and only reported, `Err` the service's refusal. First the headers the service
+/// requires of every request (MoySklad's `Accept-Encoding: gzip`: its status, no body), then
+/// the operation's rules.
 pub(super) fn check(
     state: &AppState,
     resolved: &Resolved<'_>,
     call: &Call,
-    controls: &Controls,
-    owner: &Owner,
+    headers: &HeaderMap,
+    mode: Validation,
     admitted: &Admitted<'_>,
     seen: &mut Noted,
 ) -> Result<Option<HeaderValue>, Response<Body>> {
     let service = admitted.service;
-    let mode = match controls.validation.as_deref() {
-        None => owner
-            .view
-            .as_deref()
-            .map_or(Validation::Strict, |v| v.validation(service.id.as_str())),
-        Some(v) => Validation::parse(v).ok_or_else(|| {
-            let why = format!("unknown X-Mock-Validation {v:?}; valid: strict, report, off");
-            admitted.refuse(&ErrorKind::BadRequest(why))
-        })?,
-    };
     if mode == Validation::Off {
         return Ok(None);
+    }
+    let lacking = service.requires.iter().find(|r| {
+        let values = headers.get_all(r.header.as_str()).iter();
+        !r.met(values.filter_map(|v| v.to_str().ok()))
+    });
+    if let Some(r) = lacking {
+        return invalid_answer(state, mode, admitted, seen, &r.reason(), |_| {
+            Answer::raw(r.status, "", String::new())
+        });
     }
     let (Some(op), Some(emulated)) = (resolved.operation, state.emulated(resolved.index)) else {
         return Ok(None);
@@ -68,20 +87,40 @@ pub(super) fn check(
         return Ok(None);
     };
     let reason = invalid.to_string();
-    let header = header_value(&reason);
-    state.metrics.invalid(service.id, mode.as_str());
+    let documented = || {
+        let examples = emulated.examples.as_ref()?;
+        examples.documented_refusal(method, path, reason.clone())
+    };
+    invalid_answer(
+        state,
+        mode,
+        admitted,
+        seen,
+        &reason,
+        |ctx| match documented() {
+            Some(refusal) => Answer::refusal(service, refusal, ctx),
+            None => Answer::error(service, &invalid.kind(), ctx),
+        },
+    )
+}
+
+/// An invalid request: counted; under `report`, its reason to send with the answer; else the
+/// refusal `make` makes, with the reason in `X-APIStend-Invalid`.
+fn invalid_answer(
+    state: &AppState,
+    mode: Validation,
+    admitted: &Admitted<'_>,
+    seen: &mut Noted,
+    reason: &str,
+    make: impl FnOnce(&ErrorContext<'_>) -> Answer,
+) -> Result<Option<HeaderValue>, Response<Body>> {
+    let header = header_value(reason);
+    state.metrics.invalid(admitted.service.id, mode.as_str());
     if mode == Validation::Report {
         return Ok(Some(header));
     }
-    let documented = emulated
-        .examples
-        .as_ref()
-        .and_then(|e| e.documented_refusal(method, path, reason));
     seen.invalid = true;
-    let mut answer = admitted.answer(|ctx| match documented {
-        Some(refusal) => Answer::refusal(service, refusal, ctx),
-        None => Answer::error(service, &invalid.kind(), ctx),
-    });
+    let mut answer = admitted.answer(make);
     answer.headers.push((X_APISTEND_INVALID, header));
     Err(answer.into_response())
 }

@@ -468,6 +468,57 @@ async fn moysklad_refuses_what_its_openapi_refuses() {
     refused(&s, cases, moysklad_shape).await;
 }
 
+/// MoySklad requires compression (limits.json `gzip_required`: "missing/other encoding -> 415
+/// with empty body"): a request whose `Accept-Encoding` has no `gzip` (or refuses it with
+/// `q=0`) is a 415 with no body, its reason in `X-APIStend-Invalid`; `X-Mock-Validation: off`
+/// lets it through. Every other service takes it.
+#[tokio::test]
+async fn moysklad_answers_415_with_no_body_to_a_request_that_does_not_accept_gzip() {
+    let s = open().await;
+    let c = support::client();
+    let url = format!("{}/moysklad/api/remap/1.2/entity/product", s.base);
+    for (encoding, want) in [
+        (None, 415),
+        (Some("identity"), 415),
+        (Some("deflate, gzip;q=0"), 415),
+        (Some("br, GZIP;q=0.5"), 200),
+        (Some("gzip"), 200),
+    ] {
+        let mut b = c.get(&url).bearer_auth(&s.key).header("X-Mock-Delay", "0");
+        // reqwest adds `gzip` itself unless the request names an encoding: an empty value
+        // stands for none.
+        b = b.header("Accept-Encoding", encoding.unwrap_or(""));
+        let resp = b.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let why = resp.headers().get("x-apistend-invalid").cloned();
+        let ctype = resp.headers().get("content-type").cloned();
+        let body = resp.bytes().await.unwrap();
+        assert_eq!(status, want, "{encoding:?}");
+        if want == 415 {
+            assert!(body.is_empty() && ctype.is_none(), "{encoding:?}: {body:?}");
+            let why = why.unwrap();
+            assert!(why.to_str().unwrap().starts_with("header accept-encoding"));
+        }
+    }
+    let off = c
+        .get(&url)
+        .bearer_auth(&s.key)
+        .header("Accept-Encoding", "identity")
+        .header("X-Mock-Validation", "off")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.status(), 200);
+    let other = c
+        .get(format!("{}/apify/v2/acts", s.base))
+        .bearer_auth(&s.key)
+        .header("Accept-Encoding", "identity")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+}
+
 /// `report` answers as if valid, with the reason; `off` checks nothing; per request
 /// (`X-Mock-Validation`), per sandbox and per service (its settings); an unknown value is the
 /// service's 400. Every refusal is counted in /metrics under its status and as invalid.
