@@ -17,6 +17,8 @@ pub mod namespace {
     pub const CLIENT: &str = "apistend:client";
     /// The sandbox's concurrency slots.
     pub const IN_FLIGHT: &str = "apistend:inflight";
+    /// An integration's concurrency slots (the client, the proxy).
+    pub const CLIENT_IN_FLIGHT: &str = "apistend:client:inflight";
 }
 
 /// What of a call its bucket keys depend on besides the tenant: its operation, the path it
@@ -63,18 +65,25 @@ impl LimitGroup {
 }
 
 impl InFlightLimit {
-    /// The key of this limit's slots ([`namespace::IN_FLIGHT`]) for a call at `site` of
+    /// The key of this limit's slots in `namespace` ([`namespace::IN_FLIGHT`] for the
+    /// sandbox's, [`namespace::CLIENT_IN_FLIGHT`] for an integration's) for a call at `site` of
     /// `service` by `tenant`.
     #[must_use]
-    pub fn slots_key(&self, tenant: &str, service: ServiceId, site: &CallSite<'_>) -> String {
+    pub fn slots_key(
+        &self,
+        namespace: &str,
+        tenant: &str,
+        service: ServiceId,
+        site: &CallSite<'_>,
+    ) -> String {
         let sid = service.as_str();
         let resource = site
             .operation
             .and_then(|op| op.resource(site.path, &self.per_resource))
             .map(|(name, value)| format!("{name}={value}"));
         match &resource {
-            Some(r) => bucket_key(namespace::IN_FLIGHT, tenant, &[sid, &self.id, r]),
-            None => bucket_key(namespace::IN_FLIGHT, tenant, &[sid, &self.id]),
+            Some(r) => bucket_key(namespace, tenant, &[sid, &self.id, r]),
+            None => bucket_key(namespace, tenant, &[sid, &self.id]),
         }
     }
 }

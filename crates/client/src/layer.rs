@@ -147,7 +147,7 @@ where
     S: Service<http::Request<B>, Response = http::Response<RB>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
-    B: Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
     RB: AsRef<[u8]> + Send + 'static,
 {
     type Response = http::Response<RB>;
@@ -168,11 +168,15 @@ where
         let client = Arc::clone(&self.client);
         Box::pin(async move {
             let method = Method::parse(req.method().as_str()).unwrap_or(Method::Get);
-            let plan = client.plan(method, client.relative_path(req.uri().path()));
+            let path = client.relative_path(req.uri().path());
+            let plan = client.plan(method, path, req.body().as_ref());
             let deadline = req.extensions().get::<Deadline>().map(|d| d.0);
             let waited = client.acquire(&plan, deadline).await?;
+            // Held until the answer is read (dropped with this future, if it is dropped).
+            let slots_from = Instant::now();
+            let _slots = client.hold_slots(&plan, deadline).await?;
             if let Some(w) = req.extensions().get::<Waited>() {
-                w.add(waited);
+                w.add(waited + slots_from.elapsed());
             }
             let attempt = req.extensions().get::<Attempts>().map_or(1, Attempts::next);
             client.counters().attempts.fetch_add(1, Ordering::Relaxed);

@@ -32,6 +32,7 @@ pub(crate) struct Counters {
     pub(crate) penalties: AtomicU64,
     pub(crate) server_rate_limits: AtomicU64,
     pub(crate) waited_micros: AtomicU64,
+    pub(crate) slot_waits: AtomicU64,
 }
 
 /// A snapshot of a client's counters.
@@ -58,6 +59,9 @@ pub struct Stats {
     pub server_rate_limits: u64,
     /// Total time spent waiting locally for tokens.
     pub waited: Duration,
+    /// Pauses a call made for a free in-flight slot (the service's limit on requests in flight
+    /// was reached by this account's calls).
+    pub slot_waits: u64,
 }
 
 impl Counters {
@@ -74,6 +78,7 @@ impl Counters {
             penalties: g(&self.penalties),
             server_rate_limits: g(&self.server_rate_limits),
             waited: Duration::from_micros(g(&self.waited_micros)),
+            slot_waits: g(&self.slot_waits),
         }
     }
 }

@@ -1,25 +1,20 @@
-//! A request's concurrency slots: taken after its tokens, renewed every third of their lease
-//! while it is held (a delayed or `slow` answer may take a minute), and given back when its
-//! answer has been sent — the slots ride on the response body, so they go when hyper drops it,
-//! whether the body was written to the end or the client went away.
+//! A request's concurrency slots: taken after its tokens, renewed while it is held (a delayed or
+//! `slow` answer may take a minute; [`HeldSlots`]), and given back when its answer has been
+//! sent — the slots ride on the response body, so they go when hyper drops it, whether the body
+//! was written to the end or the client went away.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use apistend_catalog::Service;
-use apistend_limiter::{Lease, LimiterError, Slots, Store};
+use apistend_catalog::{Service, namespace};
+use apistend_limiter::{HeldSlots, LimiterError, Store};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
 
 use crate::buckets::{Owner, Spend};
 
 /// Slots held by one request.
-pub(crate) struct Held {
-    store: Store,
-    leases: Vec<(Lease, Slots)>,
-    renewer: Option<tokio::task::JoinHandle<()>>,
-}
+pub(crate) type Held = HeldSlots;
 
 /// The outcome of asking for a request's slots.
 pub(crate) enum Taken {
@@ -39,63 +34,19 @@ pub(crate) async fn take(
     owner: &Owner,
     at: &Spend<'_>,
 ) -> Result<Taken, LimiterError> {
-    let mut held = Held {
-        store: store.clone(),
-        leases: Vec::with_capacity(service.in_flight.len()),
-        renewer: None,
-    };
-    for limit in &service.in_flight {
-        let tenant = owner.tenant(service.id.as_str(), limit.scope);
-        let key = limit.slots_key(&tenant, service.id, &at.site);
-        // On an error or a full limit, dropping `held` gives back what it has.
-        match store.lease(&key, &limit.slots).await? {
-            Some(lease) => held.leases.push((lease, limit.slots)),
-            None => return Ok(Taken::Full),
-        }
-    }
-    if let Some(every) = held.leases.iter().map(|(_, s)| s.ttl() / 3).min() {
-        let store = store.clone();
-        let leases = held.leases.clone();
-        held.renewer = Some(tokio::spawn(renew(store, leases, every)));
-    }
-    Ok(Taken::All(held))
-}
-
-async fn renew(store: Store, leases: Vec<(Lease, Slots)>, every: Duration) {
-    let mut tick = tokio::time::interval(every.max(Duration::from_millis(1)));
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        for (lease, slots) in &leases {
-            if let Err(e) = store.renew(lease, slots).await {
-                tracing::warn!(error = %e, key = lease.key(), "could not renew a concurrency slot");
-            }
-        }
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(r) = self.renewer.take() {
-            r.abort();
-        }
-        if self.leases.is_empty() {
-            return;
-        }
-        let store = self.store.clone();
-        let leases = std::mem::take(&mut self.leases);
-        // Drop cannot wait; the release is a task of its own. Should it fail, the lease runs
-        // out by itself.
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                for (lease, slots) in &leases {
-                    if let Err(e) = store.release(lease, slots).await {
-                        tracing::warn!(error = %e, key = lease.key(), "could not release a concurrency slot");
-                    }
-                }
-            });
-        }
-    }
+    let wanted: Vec<_> = service
+        .in_flight
+        .iter()
+        .map(|limit| {
+            let tenant = owner.tenant(service.id.as_str(), limit.scope);
+            let key = limit.slots_key(namespace::IN_FLIGHT, &tenant, service.id, &at.site);
+            (key, limit.slots)
+        })
+        .collect();
+    Ok(match store.lease_all(&wanted).await? {
+        Some(held) => Taken::All(held),
+        None => Taken::Full,
+    })
 }
 
 /// A response body that holds its request's slots until it is dropped.

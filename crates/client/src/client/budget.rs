@@ -123,8 +123,10 @@ impl Core {
         apistend_catalog::repeatable(operation, method, &op_path)
     }
 
-    /// The limit groups of `method path`, their bucket keys, and the wait ceiling.
-    pub(crate) fn plan(&self, method: Method, path: &str) -> Draws<'_> {
+    /// The limit groups of `method path`, their bucket keys, the wait ceiling, and the tokens
+    /// the call takes — by the items of `body` (its JSON) where the operation is weighed so
+    /// (Yandex Market's price updates: one per offer).
+    pub(crate) fn plan(&self, method: Method, path: &str, body: &[u8]) -> Draws<'_> {
         let op_path = operation_path(self.definition(), &self.mount, path);
         let resolved = self.catalog.resolve(self.service, method, &op_path, None);
         let operation = resolved.and_then(|r| r.operation);
@@ -144,16 +146,36 @@ impl Core {
             .max()
             .unwrap_or(self.config.max_wait);
         let first = groups.first().map(|g| g.quota);
+        // The account's slots, whatever a limit's scope (one client is one user of it).
+        let slots = self
+            .definition()
+            .in_flight
+            .iter()
+            .map(|l| {
+                let key = l.slots_key(
+                    namespace::CLIENT_IN_FLIGHT,
+                    &self.account,
+                    self.service,
+                    &site,
+                );
+                (key, l.slots)
+            })
+            .collect();
         let plan = Draws {
             groups,
             keys,
             first: std::sync::Mutex::new(first),
             ceiling,
-            // The operation's weight as its definition gives it (MoySklad's 4): what the server
-            // takes per request.
-            weight: operation.map_or(1, |o| o.weight),
+            // The operation's weight as its definition gives it (MoySklad's 4), or by the
+            // body's items: what the server takes for the request. The body is read only for an
+            // operation weighed by its items.
+            weight: operation.map_or(1, |o| match &o.weight_from {
+                Some(_) => o.weight_for(serde_json::from_slice(body).ok().as_ref()),
+                None => o.weight,
+            }),
             local_remaining: std::sync::atomic::AtomicU32::new(u32::MAX),
             op_path,
+            slots,
         };
         self.refresh(&plan);
         plan
@@ -320,6 +342,8 @@ pub(crate) struct Draws<'a> {
     /// The operation's path as the catalog has it (Bitrix24's method as `/rest/{method}`): what
     /// an operating-time budget is kept per.
     pub(crate) op_path: String,
+    /// The key and the slots of each of the service's in-flight limits the call holds one of.
+    pub(crate) slots: Vec<(String, apistend_limiter::Slots)>,
 }
 
 impl Draws<'_> {

@@ -253,7 +253,7 @@ mod tests {
             .store(MemoryStore::new())
             .build()
             .unwrap();
-        let weight = |path| c.inner.plan(Method::Get, path).weight;
+        let weight = |path| c.inner.plan(Method::Get, path, b"").weight;
         assert_eq!(weight("/api/remap/1.2/entity/product"), 4);
         assert_eq!(weight("/api/remap/1.2/report/stock/all"), 5);
     }

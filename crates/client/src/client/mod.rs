@@ -4,6 +4,7 @@
 //! - `handle`: [`Client`]; `core`: the state its clones share;
 //! - `builder`: [`ClientBuilder`];
 //! - `budget`: what a call draws from (plan, acquire, penalize, margin, ceiling, backoff);
+//! - `slots`: the in-flight slots a call holds while it is sent (hold_slots);
 //! - `judge`: what an answer means for the call (the one place answers are classified);
 //! - `request`: [`RequestBuilder`]: one call, sent through the layer and the retry policy;
 //! - `response`: [`Response`].
@@ -15,6 +16,7 @@ pub(crate) mod handle;
 pub(crate) mod judge;
 mod request;
 mod response;
+mod slots;
 
 pub use builder::ClientBuilder;
 pub use handle::Client;

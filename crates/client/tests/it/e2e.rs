@@ -337,6 +337,23 @@ fn moysklad(
     delay_ms: &str,
     config: apistend_client::ClientConfig,
 ) -> Client {
+    moysklad_on(
+        s,
+        account,
+        delay_ms,
+        config,
+        Store::from(MemoryStore::new()),
+    )
+}
+
+/// [`moysklad`], its buckets and slots in `store`.
+fn moysklad_on(
+    s: &support::TestSandbox,
+    account: &str,
+    delay_ms: &str,
+    config: apistend_client::ClientConfig,
+    store: Store,
+) -> Client {
     let catalog = apistend_catalog::Catalog::builtin().unwrap();
     Client::builder()
         .service(catalog.service_id("moysklad").unwrap())
@@ -344,7 +361,7 @@ fn moysklad(
         .base_url(format!("{}/moysklad/api/remap/1.2", s.base))
         .header("Authorization", format!("Bearer {}", s.key))
         .header("X-Mock-Delay", delay_ms)
-        .store(Store::from(MemoryStore::new()))
+        .store(store)
         .config(config)
         .build()
         .unwrap()
@@ -372,18 +389,18 @@ async fn a_server_stating_a_larger_limit_per_window_is_used_at_its_rate() {
     assert_eq!((st.server_rate_limits, st.local_refusals), (0, 0), "{st:?}");
 }
 
-/// Eight requests at once of one MoySklad user, five allowed in flight: the three refused with
-/// code 1073 wait for a slot and go again — all eight are answered — and the refusals teach
-/// nothing of the rate: no bucket penalized, no quota learned (before, each 1073 counted as a
-/// rate limit and narrowed the rate ten-minutes long).
+/// Sixteen requests at once of one MoySklad user, five allowed in flight by the server: the
+/// client holds the service's in-flight slots itself (`[[in_flight]]` of its definition), so at
+/// most five go at once and the server refuses none for it (code 1073) — the others wait for a
+/// slot, as they wait for tokens (45 units per 3 s at 4 a request: eleven at once, the rest
+/// paced) — and all sixteen are answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_alone() {
+async fn one_accounts_calls_hold_the_services_in_flight_slots_and_meet_no_refusal_for_them() {
     let s = support::sandbox("").await;
     let mut config = support::quick();
-    config.attempts = 6;
-    config.max_wait = Duration::from_secs(5);
-    let ms = moysklad(&s, "ms-in-flight", "150", config);
-    let calls: Vec<_> = (0..8)
+    config.max_wait = Duration::from_secs(10);
+    let ms = moysklad(&s, "ms-slots", "150", config);
+    let calls: Vec<_> = (0..16)
         .map(|_| {
             let ms = ms.clone();
             tokio::spawn(async move { ms.get("/entity/product").send().await })
@@ -394,15 +411,123 @@ async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_a
         assert!(r.is_ok(), "{r:?}");
     }
     let st = ms.stats();
-    assert!(
-        st.retries_in_flight >= 1,
-        "some met the in-flight limit: {st:?}"
+    assert_eq!(
+        (st.retries_in_flight, st.server_rate_limits, st.attempts),
+        (0, 0, 16),
+        "{st:?}"
     );
-    assert_eq!((st.server_rate_limits, st.penalties), (0, 0), "{st:?}");
-    // MoySklad's headers state the catalog's 45 units per 3 s: nothing to learn, and the
-    // refusals narrowed nothing.
-    let learned = ms.learned();
-    assert!(learned.is_empty(), "{learned:?}");
+    assert!(st.slot_waits >= 1, "six or more waited for a slot: {st:?}");
+}
+
+/// Five MoySklad reads at once from each client of `fleet`, every one answered.
+async fn five_at_once_each(fleet: &[Client; 2]) {
+    let calls: Vec<_> = (0..10)
+        .map(|i| {
+            let ms = fleet[i % 2].clone();
+            tokio::spawn(async move { ms.get("/entity/product").send().await })
+        })
+        .collect();
+    for c in calls {
+        let r = c.await.unwrap();
+        assert!(r.is_ok(), "{r:?}");
+    }
+}
+
+/// Two clients of one MoySklad user on one real Redis (as two processes of a fleet), five
+/// requests at once each: the in-flight slots are shared through the store, so at most five go
+/// at once between them and the server refuses none for it (code 1073).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_on_one_redis_shares_the_in_flight_slots() {
+    let Some(redis) = RedisServer::start("a_fleet_on_one_redis_shares_the_in_flight_slots") else {
+        return;
+    };
+    let s = support::sandbox("[moysklad.groups.user]\nburst = 400\nper_second = 100\n").await;
+    let store =
+        || Store::from(RedisStore::new(RedisConfig::from_url(&redis.url()).unwrap()).unwrap());
+    let fleet = [
+        moysklad_on(&s, "ms-fleet", "150", support::quick(), store()),
+        moysklad_on(&s, "ms-fleet", "150", support::quick(), store()),
+    ];
+    five_at_once_each(&fleet).await;
+    let (a, b) = (fleet[0].stats(), fleet[1].stats());
+    assert_eq!(a.retries_in_flight + b.retries_in_flight, 0, "{a:?} {b:?}");
+    assert!(a.slot_waits + b.slot_waits >= 1, "{a:?} {b:?}");
+}
+
+/// Two processes of one MoySklad user that share no store (each its own memory), five requests
+/// at once each: the server, five in flight allowed, refuses some with code 1073; those wait and
+/// go again — all ten are answered — and the refusals teach nothing of the rate: no bucket
+/// penalized, no rate narrowed (before, each 1073 counted as a rate limit and narrowed the rate
+/// ten minutes long). The sandbox's tokens are wide so that only the slots refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_for_too_many_in_flight_waits_for_a_slot_and_leaves_the_rate_alone() {
+    let s = support::sandbox("[moysklad.groups.user]\nburst = 400\nper_second = 100\n").await;
+    let mut config = support::quick();
+    config.attempts = 6;
+    config.max_wait = Duration::from_secs(5);
+    let fleet = [
+        moysklad(&s, "ms-in-flight", "150", config.clone()),
+        moysklad(&s, "ms-in-flight", "150", config),
+    ];
+    five_at_once_each(&fleet).await;
+    let (a, b) = (fleet[0].stats(), fleet[1].stats());
+    assert!(
+        a.retries_in_flight + b.retries_in_flight >= 1,
+        "some met the in-flight limit: {a:?} {b:?}"
+    );
+    for (ms, st) in fleet.iter().zip([a, b]) {
+        assert_eq!((st.server_rate_limits, st.penalties), (0, 0), "{st:?}");
+        // The server states 400 units per window: a rate learned from that is no narrowing.
+        for l in ms.learned() {
+            assert!(
+                l.quota.rate_per_second() >= l.catalog.rate_per_second(),
+                "{l:?}"
+            );
+        }
+    }
+}
+
+/// Yandex Market weighs a price update by its offers (`weight_from = "offers"`; 420 over the
+/// group's offers a minute). Six updates of 500 offers at once against 1 000 offers at once and
+/// one a millisecond: the client weighs each by the body it sends, so two go at once and the
+/// others wait their 500 tokens — the server refuses none (weighed as one request each, all six
+/// went at once and four were refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_price_update_is_weighed_by_its_offers_and_meets_no_420() {
+    let quota = "[ymarket.groups.updatePrices]\nburst = 1000\ninterval_ms = 1\n";
+    let s = support::sandbox(quota).await;
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let ym = Client::builder()
+        .service(catalog.service_id("ymarket").unwrap())
+        .account("ym-prices")
+        .base_url(format!("{}/ymarket", s.base))
+        .header("Api-Key", s.key.clone())
+        .header("X-Mock-Delay", "0")
+        .store(Store::from(MemoryStore::new()))
+        .overrides(Overrides::from_toml(quota).unwrap())
+        .config(support::quick())
+        .build()
+        .unwrap();
+    let offers: Vec<_> = (0..500)
+        .map(|i| serde_json::json!({"offerId": format!("o-{i}"), "price": {"value": 100, "currencyId": "RUR"}}))
+        .collect();
+    let body = serde_json::json!({ "offers": offers });
+    let calls: Vec<_> = (0..6)
+        .map(|_| {
+            let (ym, body) = (ym.clone(), body.clone());
+            tokio::spawn(async move {
+                let r = ym.post("/v2/campaigns/7/offer-prices/updates");
+                r.json(&body).send().await
+            })
+        })
+        .collect();
+    for c in calls {
+        let r = c.await.unwrap();
+        assert!(r.is_ok(), "{r:?}");
+    }
+    let st = ym.stats();
+    assert_eq!((st.server_rate_limits, st.attempts), (0, 6), "{st:?}");
+    assert!(st.waited >= Duration::from_millis(500), "{st:?}");
 }
 
 /// A user's service that states its limit only in the IETF fields (`RateLimit-Policy:
