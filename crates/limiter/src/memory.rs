@@ -16,6 +16,7 @@ use crate::decision::Decision;
 use crate::draw::check_capacity;
 use crate::draw::{self, Draw, Drawn};
 use crate::error::LimiterError;
+use crate::learned::{LearnedRecord, LearnedTable};
 use crate::metrics::{Outcome, Store, record_decision};
 use crate::quota::Quota;
 use crate::slots::{Lease, SlotTable, Slots};
@@ -54,6 +55,7 @@ struct Inner<C> {
     hasher: RandomState,
     clock: C,
     slots: SlotTable,
+    learned: LearnedTable,
 }
 
 /// Buckets in this process's memory.
@@ -123,6 +125,7 @@ impl<C: Clock> MemoryStore<C> {
                 hasher: RandomState::new(),
                 clock,
                 slots: SlotTable::default(),
+                learned: LearnedTable::default(),
             }),
         }
     }
@@ -130,6 +133,18 @@ impl<C: Clock> MemoryStore<C> {
     /// The store's clock.
     pub fn clock(&self) -> &C {
         &self.inner.clock
+    }
+
+    /// The learned record of `key`'s bucket, if one was written and has not run out.
+    pub fn learned(&self, key: &str) -> Option<LearnedRecord> {
+        self.inner.learned.read(key, self.inner.clock.now())
+    }
+
+    /// Merges `record` into `key`'s learned record ([`LearnedRecord::merge`]), to run out
+    /// `ttl` after now; the merged record.
+    pub fn merge_learned(&self, key: &str, record: &LearnedRecord, ttl: Duration) -> LearnedRecord {
+        let now = self.inner.clock.now();
+        self.inner.learned.merge(key, record, now, micros(ttl))
     }
 
     /// A slot of `key` under `limit`, if one is free: `None` when `limit.max()` leases hold

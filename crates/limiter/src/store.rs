@@ -6,6 +6,7 @@ use crate::algo::Op;
 use crate::decision::Decision;
 use crate::draw::{Draw, Drawn};
 use crate::error::LimiterError;
+use crate::learned::LearnedRecord;
 use crate::memory::MemoryStore;
 use crate::quota::Quota;
 #[cfg(feature = "redis")]
@@ -129,6 +130,50 @@ impl Store {
             Store::Memory(s) => Ok(s.renew(lease, limit)),
             #[cfg(feature = "redis")]
             Store::Redis(s) => Box::pin(s.renew(lease, limit)).await,
+        }
+    }
+
+    /// The learned record of `key`'s bucket, if a process wrote one that has not run out.
+    ///
+    /// # Errors
+    /// [`LimiterError::Store`] when Redis cannot answer.
+    pub async fn learned(&self, key: &str) -> Result<Option<LearnedRecord>, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.learned(key)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.learned(key)).await,
+        }
+    }
+
+    /// Merges `record` into `key`'s learned record (the strictest bounds, the newer quota: see
+    /// [`LearnedRecord::merge`]), to run out `ttl` after now; the merged record.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use apistend_limiter::{LearnedRecord, MemoryStore, Store};
+    /// let store = Store::from(MemoryStore::new());
+    /// let mine = LearnedRecord { burst: 5, interval_us: 400_000, upper: Some(3.5), lower: None, decided_ms: 1, from_headers: false };
+    /// let theirs = LearnedRecord { upper: Some(2.9), decided_ms: 0, ..mine };
+    /// store.merge_learned("k", &mine, Duration::from_secs(600)).await?;
+    /// let merged = store.merge_learned("k", &theirs, Duration::from_secs(600)).await?;
+    /// assert_eq!((merged.upper, merged.decided_ms), (Some(2.9), 1));
+    /// assert_eq!(store.learned("k").await?, Some(merged));
+    /// # Ok::<(), apistend_limiter::LimiterError>(()) }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Store::learned`].
+    pub async fn merge_learned(
+        &self,
+        key: &str,
+        record: &LearnedRecord,
+        ttl: Duration,
+    ) -> Result<LearnedRecord, LimiterError> {
+        match self {
+            Store::Memory(s) => Ok(s.merge_learned(key, record, ttl)),
+            #[cfg(feature = "redis")]
+            Store::Redis(s) => Box::pin(s.merge_learned(key, record, ttl)).await,
         }
     }
 

@@ -91,6 +91,7 @@ impl Core {
         };
         if let Some(q) = changed {
             self.handles.learned(bucket.group, &q);
+            self.publish_learned(bucket).await;
         }
         let Some(reported) = remaining else {
             return Ok(());
@@ -209,6 +210,7 @@ impl Core {
         let (groups, keys, ceiling) = (&plan.groups, &plan.keys, plan.ceiling);
         let start = Instant::now();
         loop {
+            c.follow_learned(plan).await;
             let first = c.refresh(plan);
             // All groups or none; only a token that has been there for the margin is taken: see
             // `margin`.
@@ -302,6 +304,7 @@ impl Core {
             && let Some(q) = self.learner.rejected(bucket, sent, Instant::now(), from)
         {
             self.handles.learned(bucket.group, &q);
+            self.publish_learned(bucket).await;
             learned = Some(q);
         }
         for (i, (g, k)) in plan.groups.iter().zip(&plan.keys).enumerate() {
@@ -348,7 +351,7 @@ pub(crate) struct Draws<'a> {
 
 impl Draws<'_> {
     /// The first group's bucket, as the learner knows it.
-    fn first_bucket(&self) -> Option<Bucket<'_>> {
+    pub(super) fn first_bucket(&self) -> Option<Bucket<'_>> {
         let (g, k) = (self.groups.first()?, self.keys.first()?);
         Some(Bucket {
             key: k,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use apistend_limiter::Quota;
+use apistend_limiter::{LearnedRecord, Quota};
 
 use super::quota::{LearnedFrom, LearnedQuota};
 use super::track::{Report, Track};
@@ -13,11 +13,25 @@ use super::track::{Report, Track};
 /// beyond, buckets keep the catalog's quota: memory stays bounded whatever keys a program uses.
 pub(super) const MAX_TRACKS: usize = 10_000;
 
+/// How often a bucket's record in the store is read, at most: what another process of the
+/// account learned is followed this soon after (a read is one store round trip).
+const SYNC_EVERY: Duration = Duration::from_millis(200);
+
 /// The learned quotas of one client.
 #[derive(Debug)]
 pub(crate) struct Learner {
     ttl: Duration,
     tracks: Mutex<HashMap<String, Track>>,
+    /// When every learned quota was last forgotten (ms since the Unix epoch): the store's
+    /// records decided before are not followed.
+    forgot_ms: std::sync::atomic::AtomicU64,
+}
+
+/// Now, in ms since the Unix epoch: when a decision was made, comparable across processes.
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The bucket an answer or a rejection is about: its key, its group, the catalog's quota.
@@ -33,7 +47,42 @@ impl Learner {
         Self {
             ttl,
             tracks: Mutex::new(HashMap::new()),
+            forgot_ms: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How long a learned quota holds without new evidence.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Whether `key`'s record in the store is due to be read (it was not read in the last
+    /// [`SYNC_EVERY`]); marks it read.
+    pub(crate) fn due(&self, b: Bucket<'_>, now: Instant) -> bool {
+        let mut due = false;
+        self.with_track(b, now, false, |t| {
+            due = t
+                .synced_at
+                .is_none_or(|at| now.duration_since(at) >= SYNC_EVERY);
+            if due {
+                t.synced_at = Some(now);
+            }
+        });
+        due
+    }
+
+    /// What the store holds for `key` (another process's learning, merged with this one's);
+    /// returns the quota now enforced when it changed.
+    pub(crate) fn shared(&self, b: Bucket<'_>, r: &LearnedRecord, now: Instant) -> Option<Quota> {
+        if r.decided_ms <= self.forgot_ms.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.with_track(b, now, false, |t| t.shared(r, now, self.ttl))
+    }
+
+    /// What the store is to keep of `key`: its learned quota, bounds and when it was decided.
+    pub(crate) fn record(&self, key: &str) -> Option<LearnedRecord> {
+        self.tracks().get(key)?.record()
     }
 
     pub(super) fn tracks(&self) -> std::sync::MutexGuard<'_, HashMap<String, Track>> {
@@ -57,7 +106,7 @@ impl Learner {
 
     /// An answer's report on `key`; returns the quota now enforced when it changed.
     pub(crate) fn reported(&self, b: Bucket<'_>, report: Report, now: Instant) -> Option<Quota> {
-        self.with_track(b, now, |t| {
+        self.with_track(b, now, true, |t| {
             t.report(report, now);
             t.measure(now, self.ttl);
             match report.remaining {
@@ -84,7 +133,7 @@ impl Learner {
         now: Instant,
         from: LearnedFrom,
     ) -> Option<Quota> {
-        self.with_track(b, now, |t| t.rejected(sent, now, from, self.ttl))
+        self.with_track(b, now, true, |t| t.rejected(sent, now, from, self.ttl))
     }
 
     /// A success on `key`, for a service that reports no tokens left: headroom.
@@ -97,10 +146,21 @@ impl Learner {
         let before = t.enforced(now);
         t.headroom(now);
         let after = t.enforced(now);
+        if after != before {
+            t.decided_ms = wall_ms();
+        }
         (after != before).then_some(after)
     }
 
-    fn with_track(&self, b: Bucket<'_>, now: Instant, f: impl FnOnce(&mut Track)) -> Option<Quota> {
+    /// Runs `f` on `key`'s track (made if there is none and there is room); returns the quota
+    /// now enforced when it changed. `own`: a decision of this process, stamped with the time.
+    fn with_track(
+        &self,
+        b: Bucket<'_>,
+        now: Instant,
+        own: bool,
+        f: impl FnOnce(&mut Track),
+    ) -> Option<Quota> {
         let mut tracks = self.tracks();
         if !tracks.contains_key(b.key) {
             if tracks.len() >= MAX_TRACKS {
@@ -119,6 +179,9 @@ impl Learner {
         let before = t.enforced(now);
         f(t);
         let after = t.enforced(now);
+        if own && after != before {
+            t.decided_ms = wall_ms();
+        }
         (after != before).then_some(after)
     }
 
@@ -127,6 +190,8 @@ impl Learner {
     pub(crate) fn forget(&self, now: Instant) -> Vec<LearnedQuota> {
         let held = self.snapshot(now);
         self.tracks().clear();
+        self.forgot_ms
+            .store(wall_ms(), std::sync::atomic::Ordering::Relaxed);
         held
     }
 

@@ -31,8 +31,9 @@
 //! shown the server stricter than the model; without a stated rate it only ever narrows below
 //! the catalog's, and the burst follows the server's limit header either way. A learned quota
 //! holds for a TTL that each rejection, measurement or statement renews; then the catalog's is
-//! back. Learning is per process
-//! (see `docs/architecture.md`).
+//! back. What a process decides is shared through the store (the account's other processes
+//! follow it: `client/shared.rs`); the evidence stays in the process (see
+//! `docs/architecture.md`).
 
 mod fit;
 mod map;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use apistend_limiter::{Algorithm, Quota};
+use apistend_limiter::{Algorithm, LearnedRecord, Quota};
 
 use super::fit::{Fit, Series, Sums};
 use super::quota::LearnedFrom;
@@ -116,6 +116,11 @@ pub(super) struct Track {
     /// The rate the server states (its limit over its window, where it reports both): the
     /// fastest the client goes, above the catalog's too.
     stated: Option<f64>,
+    /// When the quota in force was decided, here or by another process of the account (ms
+    /// since the Unix epoch; 0 for never): the newer decision wins in the store's record.
+    pub(super) decided_ms: u64,
+    /// When the store's record was last read.
+    pub(super) synced_at: Option<Instant>,
 }
 
 impl Track {
@@ -136,6 +141,8 @@ impl Track {
             changed_at: None,
             saturated_at: None,
             stated: None,
+            decided_ms: 0,
+            synced_at: None,
         }
     }
 
@@ -357,6 +364,52 @@ impl Track {
         self.upper = Some(self.upper.map_or(to, |u| u.min(to)));
         self.adopt(current.burst(), from, l.from, l.until);
         self.changed_at = Some(now);
+    }
+
+    /// What the store keeps of this bucket for the account's other processes: the learned
+    /// quota in force, the bounds, when it was decided.
+    pub(super) fn record(&self) -> Option<LearnedRecord> {
+        let l = self.learned()?;
+        Some(LearnedRecord {
+            burst: l.quota.burst(),
+            interval_us: u64::try_from(l.quota.interval().as_micros()).unwrap_or(u64::MAX),
+            upper: self.upper,
+            lower: self.lower,
+            decided_ms: self.decided_ms,
+            from_headers: l.from == LearnedFrom::Headers,
+        })
+    }
+
+    /// What another process of the account learned (the store's record, merged): its bounds
+    /// where stricter, and its quota if decided after this one's — the fleet follows one quota,
+    /// and a probe of headroom by any process restarts every process's hold.
+    pub(super) fn shared(&mut self, r: &LearnedRecord, now: Instant, ttl: Duration) {
+        if let Some(u) = r.upper {
+            self.upper = Some(self.upper.map_or(u, |mine| mine.min(u)));
+        }
+        if let Some(l) = r.lower {
+            self.lower = Some(self.lower.map_or(l, |mine| mine.max(l)));
+        }
+        if let (Some(l), Some(u)) = (self.lower, self.upper)
+            && l >= u * MARGIN
+        {
+            self.lower = None;
+        }
+        if r.decided_ms <= self.decided_ms || r.interval_us == 0 {
+            return;
+        }
+        let from = if r.from_headers {
+            LearnedFrom::Headers
+        } else {
+            LearnedFrom::Rejections
+        };
+        let rate = 1e6 / r.interval_us as f64;
+        self.adopt(r.burst, rate, from, now + ttl);
+        if let Some(learned) = self.learned() {
+            self.phase = Phase::Learned(learned);
+        }
+        self.changed_at = Some(now);
+        self.decided_ms = r.decided_ms;
     }
 
     /// The fastest rate the client goes: the server's stated one, else the catalog's.

@@ -121,6 +121,56 @@ async fn a_stricter_sandbox_gets_one_429_per_penalty_then_recovery() {
     eprintln!("stricter sandbox: {ok}/8 ok, {rejected} 429s in {elapsed:.1} s");
 }
 
+/// Two processes of one account on one real Redis, against a sandbox stricter than the catalog
+/// (one request a second; the catalog says 5 per 3 s): the first meets the server's rejection
+/// and narrows; the second, which never met one, follows the same quota from the store before
+/// its first request (the strictest bounds and the newest quota are kept beside the bucket).
+/// Forgetting what was learned (`DELETE /learned`) is not undone by the store's record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_on_one_redis_follows_the_quota_any_of_it_learned() {
+    let Some(redis) =
+        RedisServer::start("a_fleet_on_one_redis_follows_the_quota_any_of_it_learned")
+    else {
+        return;
+    };
+    let group = support::wb_group(Method::Get, "/content/v2/object/all");
+    let s = support::sandbox(&support::wb_quota(&group, 1, 1000)).await;
+    let store =
+        || Store::from(RedisStore::new(RedisConfig::from_url(&redis.url()).unwrap()).unwrap());
+    let (a, b) = (client(&s, "", store()), client(&s, "", store()));
+    for _ in 0..4 {
+        if !a.learned().is_empty() {
+            break;
+        }
+        let _ = a.get("/content/v2/object/all").send().await;
+    }
+    let learned = a.learned();
+    assert_eq!(
+        learned.len(),
+        1,
+        "a learned from its rejection: {:?}",
+        a.stats()
+    );
+    assert!(a.stats().server_rate_limits >= 1, "{:?}", a.stats());
+    // The server's token comes back within a second: b's request meets no rejection of its own.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    b.get("/content/v2/object/all").send().await.unwrap();
+    let followed = b.learned();
+    assert_eq!(followed.len(), 1, "b follows a's quota: {followed:?}");
+    assert_eq!(followed[0].quota, learned[0].quota);
+    assert_eq!(b.stats().server_rate_limits, 0, "{:?}", b.stats());
+    b.forget_learned();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    b.get("/content/v2/object/all").send().await.unwrap();
+    assert_eq!(b.stats().server_rate_limits, 0, "{:?}", b.stats());
+    let interval = learned[0].quota.interval();
+    assert!(
+        b.learned().iter().all(|l| l.quota.interval() != interval),
+        "a forgotten quota is not taken back from the store: {:?}",
+        b.learned()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_are_retried_client_errors_are_not() {
     let s = support::sandbox("").await;

@@ -5,6 +5,7 @@
 mod batch;
 mod config;
 mod conn;
+mod learned;
 mod slots;
 
 use std::sync::Arc;
@@ -36,6 +37,8 @@ struct Inner {
     /// Shared calls: concurrent decisions for one slot go out together.
     batcher: Batcher,
     slots: Script,
+    /// The learned-quota records (`learned.lua`).
+    learned: Script,
     connection: Connection,
     degraded: AtomicBool,
     fallback_decisions: AtomicU64,
@@ -105,6 +108,7 @@ impl RedisStore {
             inner: Arc::new(Inner {
                 batcher,
                 slots: Script::new(include_str!("slots.lua")),
+                learned: Script::new(include_str!("learned.lua")),
                 connection,
                 degraded: AtomicBool::new(false),
                 fallback_decisions: AtomicU64::new(0),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apistend_limiter::{
-    Clock, Draw, FailurePolicy, LimiterError, ManualClock, Quota, RedisConfig, RedisStore, Store,
-    TimeSource, bucket_key,
+    Clock, Draw, FailurePolicy, LearnedRecord, LimiterError, ManualClock, Quota, RedisConfig,
+    RedisStore, Store, TimeSource, bucket_key,
 };
 use apistend_testkit::{RedisCluster, RedisServer};
 
@@ -258,6 +258,72 @@ async fn concurrency_slots_on_a_cluster() {
         return;
     };
     slots_are_shared_and_leases_run_out(&cluster.url()).await;
+}
+
+/// Learned records on one Redis and on a Cluster, as the memory twin keeps them: two stores
+/// (two processes) merge into one record — the lowest upper bound, the highest lower bound, the
+/// newer decision's quota —, a read sees it, and it runs out after its time to live.
+async fn learned_records_merge_as_in_memory(url: &str) {
+    let config = RedisConfig::from_url(url)
+        .unwrap()
+        .with_failure_policy(FailurePolicy::FailClosed);
+    let a = Store::from(RedisStore::new(config.clone()).unwrap());
+    let b = Store::from(RedisStore::new(config).unwrap());
+    let memory = Store::from(apistend_limiter::MemoryStore::new());
+    let key = bucket_key("apistend:client", "seller-1", &["wb", "content"]);
+    let first = LearnedRecord {
+        burst: 5,
+        interval_us: 800_000,
+        upper: Some(1.7),
+        lower: None,
+        decided_ms: 100,
+        from_headers: true,
+    };
+    let second = LearnedRecord {
+        burst: 4,
+        interval_us: 900_000,
+        upper: Some(2.0),
+        lower: Some(0.9),
+        decided_ms: 90,
+        from_headers: true,
+    };
+    let ttl = Duration::from_millis(400);
+    assert_eq!(a.learned(&key).await.unwrap(), None);
+    for store in [&a, &memory] {
+        store.merge_learned(&key, &first, ttl).await.unwrap();
+    }
+    let on_redis = b.merge_learned(&key, &second, ttl).await.unwrap();
+    let in_memory = memory.merge_learned(&key, &second, ttl).await.unwrap();
+    assert_eq!(on_redis, in_memory);
+    assert_eq!(
+        (
+            on_redis.burst,
+            on_redis.interval_us,
+            on_redis.upper,
+            on_redis.lower
+        ),
+        (5, 800_000, Some(1.7), Some(0.9))
+    );
+    assert_eq!(a.learned(&key).await.unwrap(), Some(on_redis));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(b.learned(&key).await.unwrap(), None, "ran out");
+    assert_eq!(memory.learned(&key).await.unwrap(), None, "ran out");
+}
+
+#[tokio::test]
+async fn learned_records_on_redis() {
+    let Some(server) = RedisServer::start("learned_records_on_redis") else {
+        return;
+    };
+    learned_records_merge_as_in_memory(&server.url()).await;
+}
+
+#[tokio::test]
+async fn learned_records_on_a_cluster() {
+    let Some(cluster) = RedisCluster::start("learned_records_on_a_cluster") else {
+        return;
+    };
+    learned_records_merge_as_in_memory(&cluster.url()).await;
 }
 
 /// Concurrent requests, each drawing from a wide and a narrow bucket, share script calls and
