@@ -282,3 +282,40 @@ fn tracks_stay_bounded() {
     }
     assert_eq!(l.tracks().len(), MAX_TRACKS);
 }
+
+/// What another process of the account learned, from the store: a newer decision's quota is
+/// followed and its bounds merged; an older one's quota is not, its stricter bound is; a record
+/// decided before a forget is not followed back.
+#[test]
+fn a_shared_record_is_followed_when_newer_and_its_bounds_always() {
+    let catalog = q(5, 600);
+    let (l, t0) = (Learner::new(Duration::from_secs(600)), Instant::now());
+    let theirs = apistend_limiter::LearnedRecord {
+        burst: 5,
+        interval_us: 857_143,
+        upper: Some(1.6),
+        lower: None,
+        decided_ms: 1_000,
+        from_headers: true,
+    };
+    let followed = l
+        .shared(b(catalog), &theirs, t0)
+        .expect("a newer quota is followed");
+    assert_eq!(followed.interval(), Duration::from_micros(857_143));
+    let mine = l.record("k").unwrap();
+    assert_eq!((mine.upper, mine.decided_ms), (Some(1.6), 1_000));
+    // An older record: its quota is not taken, its stricter bound is.
+    let older = apistend_limiter::LearnedRecord {
+        interval_us: 2_000_000,
+        upper: Some(1.2),
+        decided_ms: 500,
+        ..theirs
+    };
+    assert_eq!(l.shared(b(catalog), &older, t0), None);
+    let mine = l.record("k").unwrap();
+    assert_eq!((mine.interval_us, mine.upper), (857_143, Some(1.2)));
+    // A forget: what the store still holds, decided before it, is not followed back.
+    l.forget(t0);
+    assert_eq!(l.shared(b(catalog), &theirs, t0), None);
+    assert!(l.record("k").is_none());
+}
