@@ -171,7 +171,10 @@ where
             let path = client.relative_path(req.uri().path());
             let plan = client.plan(method, path, req.body().as_ref());
             let deadline = req.extensions().get::<Deadline>().map(|d| d.0);
-            let waited = client.acquire(&plan, deadline).await?;
+            // Held until the answer is judged (its report read), like the slots below.
+            let scouted = Instant::now();
+            let _scout = client.first_contact(&plan, deadline).await?;
+            let waited = scouted.elapsed() + client.acquire(&plan, deadline).await?;
             // Held until the answer is read (dropped with this future, if it is dropped).
             let slots_from = Instant::now();
             let _slots = client.hold_slots(&plan, deadline).await?;

@@ -195,6 +195,7 @@ impl ClientBuilder {
                 learner: Learner::new(config.learned_ttl),
                 operating_reset: Mutex::new(HashMap::new()),
                 latency_ceiling_us: AtomicU64::new(0),
+                scouting: super::core::Scouting::default(),
                 config,
             }),
         })

@@ -41,4 +41,10 @@ pub(crate) struct Core {
     /// reaches the server later than its answer comes back, so this bounds how late a previous
     /// request may have arrived (see [`margin`]).
     pub(super) latency_ceiling_us: AtomicU64,
+    /// The buckets whose first call is out (see `scout`).
+    pub(super) scouting: Scouting,
 }
+
+/// The buckets a scout is out for (see `scout`: first contact).
+#[derive(Debug, Default)]
+pub(crate) struct Scouting(pub(super) Mutex<std::collections::HashSet<String>>);

@@ -5,6 +5,7 @@
 //! - `builder`: [`ClientBuilder`];
 //! - `budget`: what a call draws from (plan, acquire, penalize, margin, ceiling, backoff);
 //! - `slots`: the in-flight slots a call holds while it is sent (hold_slots);
+//! - `scout`: first contact, one call at a time until a bucket's first report;
 //! - `shared`: what the account's processes learn, shared through the store;
 //! - `judge`: what an answer means for the call (the one place answers are classified);
 //! - `request`: [`RequestBuilder`]: one call, sent through the layer and the retry policy;
@@ -17,6 +18,7 @@ pub(crate) mod handle;
 pub(crate) mod judge;
 mod request;
 mod response;
+mod scout;
 mod shared;
 mod slots;
 

@@ -42,18 +42,34 @@ impl Core {
             }
             // Jitter, so that waiters do not look in lockstep.
             let wait = pause + Duration::from_micros(fastrand::u64(0..1_000));
-            let late = start.elapsed() + wait > plan.ceiling
-                || deadline.is_some_and(|d| Instant::now() + wait > d);
-            if late {
-                inc(&self.counters.local_refusals);
-                return Err(ClientError::RateLimited {
-                    retry_after: wait,
-                    refused_by: RefusedBy::Local,
-                });
-            }
+            self.wait_within(start, plan, deadline, wait).await?;
             inc(&self.counters.slot_waits);
-            tokio::time::sleep(wait).await;
             pause = (pause * 2).min(LONGEST_LOOK);
         }
+    }
+
+    /// Waits `wait` more for a call that began waiting at `start`, unless that would pass its
+    /// ceiling or `deadline`: then the call is refused locally, `wait` its `Retry-After`.
+    ///
+    /// # Errors
+    /// [`ClientError::RateLimited`] (`refused_by: Local`) when it would.
+    pub(super) async fn wait_within(
+        &self,
+        start: Instant,
+        plan: &Draws<'_>,
+        deadline: Option<Instant>,
+        wait: Duration,
+    ) -> Result<(), ClientError> {
+        let late = start.elapsed() + wait > plan.ceiling
+            || deadline.is_some_and(|d| Instant::now() + wait > d);
+        if late {
+            inc(&self.counters.local_refusals);
+            return Err(ClientError::RateLimited {
+                retry_after: wait,
+                refused_by: RefusedBy::Local,
+            });
+        }
+        tokio::time::sleep(wait).await;
+        Ok(())
     }
 }

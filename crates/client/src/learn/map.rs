@@ -80,6 +80,15 @@ impl Learner {
         self.with_track(b, now, false, |t| t.shared(r, now, self.ttl))
     }
 
+    /// Whether the server has reported on `key` (or no more buckets can be tracked: then the
+    /// question is moot, and no call waits on it).
+    pub(crate) fn heard(&self, key: &str) -> bool {
+        let tracks = self.tracks();
+        tracks
+            .get(key)
+            .map_or(tracks.len() >= MAX_TRACKS, |t| t.heard)
+    }
+
     /// What the store is to keep of `key`: its learned quota, bounds and when it was decided.
     pub(crate) fn record(&self, key: &str) -> Option<LearnedRecord> {
         self.tracks().get(key)?.record()

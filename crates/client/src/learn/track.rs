@@ -121,6 +121,8 @@ pub(super) struct Track {
     pub(super) decided_ms: u64,
     /// When the store's record was last read.
     pub(super) synced_at: Option<Instant>,
+    /// Whether the server has reported on the bucket (its tokens left or its limit).
+    pub(super) heard: bool,
 }
 
 impl Track {
@@ -143,6 +145,7 @@ impl Track {
             stated: None,
             decided_ms: 0,
             synced_at: None,
+            heard: false,
         }
     }
 
@@ -180,6 +183,7 @@ impl Track {
     }
 
     pub(super) fn report(&mut self, r: Report, now: Instant) {
+        self.heard = true;
         if let Some(l) = r.limit.filter(|&l| l > 0) {
             self.limit = Some(l);
             if let Some(w) = r.window.filter(|w| !w.is_zero()) {
