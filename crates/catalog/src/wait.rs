@@ -3,14 +3,15 @@
 //! here; a client choosing its pause).
 
 use crate::model::Service;
-use crate::rate_headers::{RateValue, X_APISTEND_RETRY_AFTER};
+use crate::rate_headers::{RateValue, X_APISTEND_RETRY_AFTER, ietf_param};
 
 impl Service {
     /// Milliseconds the answer sent at `sent_ms` (Unix milliseconds) asks its client to wait,
     /// read with `header` (a lookup by lower-case name): the definition's own pause headers
     /// (WB's `X-Ratelimit-Retry` in seconds, MoySklad's `X-Lognex-Retry-After` in
-    /// milliseconds), the standard `Retry-After` (seconds or an HTTP date) and the sandbox's
-    /// `X-APIStend-Retry-After`, the longest of them; when none says, the moment the bucket is
+    /// milliseconds; the IETF `RateLimit` field's `t` when its `r` is 0), the standard
+    /// `Retry-After` (seconds or an HTTP date) and the sandbox's `X-APIStend-Retry-After`, the
+    /// longest of them; when none says, the moment the bucket is
     /// full again where the service names only that (Yandex Market's
     /// `X-RateLimit-Resource-Until`). `None` when the answer announces no pause.
     ///
@@ -36,6 +37,11 @@ impl Service {
             match h.value {
                 Ok(RateValue::RetryAfterSecs) => v.parse::<u64>().ok().map(|s| s * 1000),
                 Ok(RateValue::RetryAfterMs) => v.parse().ok(),
+                // The IETF `RateLimit` field with no quota left: its `t`, the seconds until
+                // the quota resets, is the pause (draft-ietf-httpapi-ratelimit-headers §4.1).
+                Ok(RateValue::IetfLimit) if ietf_param(v, "r") == Some(0) => {
+                    ietf_param(v, "t").map(|s| s.saturating_mul(1000))
+                }
                 _ => None,
             }
         });
@@ -111,5 +117,24 @@ mod tests {
             let want = (v != "-1").then_some(ms);
             assert_eq!(b24.announced_wait_ms(h, at), want, "{v}");
         }
+    }
+
+    /// A definition naming the IETF `RateLimit` field: with no quota left (`r=0`), its `t` is
+    /// the pause; with some left, it announces none.
+    #[test]
+    fn the_ietf_fields_reset_is_the_pause_once_no_quota_is_left() {
+        let defs = crate::definition::Definitions::builtin()
+            .with_file("ietf.toml".into(), apistend_testkit::IETF_DEFINITION.into())
+            .unwrap();
+        let catalog = Catalog::load(&defs, None).unwrap();
+        let svc = catalog
+            .service(catalog.service_id("ietf").unwrap())
+            .unwrap();
+        let at = |v: &'static str| move |n: &str| (n == "ratelimit").then_some(v);
+        assert_eq!(
+            svc.announced_wait_ms(at(r#""default";r=0;t=3"#), 0),
+            Some(3000)
+        );
+        assert_eq!(svc.announced_wait_ms(at(r#""default";r=4;t=3"#), 0), None);
     }
 }

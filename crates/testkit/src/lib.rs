@@ -384,3 +384,42 @@ pub fn temp_dir(name: &str) -> PathBuf {
         .expect("a temporary directory")
         .keep()
 }
+
+/// A user's service that states its quota only in the IETF fields (`RateLimit-Policy` and
+/// `RateLimit`, draft-ietf-httpapi-ratelimit-headers): 20 per 2 s, one operation `GET /things`
+/// under `/ietf`. For the catalog's and the client's tests of those fields.
+pub const IETF_DEFINITION: &str = r#"id = "ietf"
+prefix = "/ietf"
+credentials = ["bearer_token"]
+errors = "template"
+answers = "fixtures"
+fallback_groups = ["default"]
+
+[rejection]
+status = 429
+content_type = "application/json"
+
+[[rate_headers]]
+name = "RateLimit-Policy"
+value = "ietf_policy"
+
+[[rate_headers]]
+name = "RateLimit"
+value = "ietf_limit"
+
+[[groups]]
+id = "default"
+quota = { count = 20, period_ms = 2000 }
+
+[[operations]]
+method = "GET"
+paths = ["/things"]
+groups = ["default"]
+
+[operations.answer]
+status = 200
+body = '{"things":[]}'
+
+[error_templates.default]
+body = '{"status":{status}}'
+"#;

@@ -585,43 +585,8 @@ async fn a_price_update_is_weighed_by_its_offers_and_meets_no_420() {
 /// the first answer, with no rejection, whether it believed a looser or a stricter quota.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_stating_its_limit_in_the_ietf_fields_is_learned_from_them_in_both_directions() {
-    const IETF: &str = r#"id = "ietf"
-prefix = "/ietf"
-credentials = ["bearer_token"]
-errors = "template"
-answers = "fixtures"
-fallback_groups = ["default"]
-
-[rejection]
-status = 429
-content_type = "application/json"
-
-[[rate_headers]]
-name = "RateLimit-Policy"
-value = "ietf_policy"
-
-[[rate_headers]]
-name = "RateLimit"
-value = "ietf_limit"
-
-[[groups]]
-id = "default"
-quota = { count = 20, period_ms = 2000 }
-
-[[operations]]
-method = "GET"
-paths = ["/things"]
-groups = ["default"]
-
-[operations.answer]
-status = 200
-body = '{"things":[]}'
-
-[error_templates.default]
-body = '{"status":{status}}'
-"#;
     let defs = apistend_catalog::definition::Definitions::builtin()
-        .with_file("ietf.toml".into(), IETF.into())
+        .with_file("ietf.toml".into(), apistend_testkit::IETF_DEFINITION.into())
         .unwrap();
     let s = support::sandbox_with(|c| c.with_definitions(defs.clone())).await;
     let r = reqwest::Client::new()
