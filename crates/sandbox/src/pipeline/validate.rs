@@ -1,5 +1,7 @@
-//! Stage 7, validation: the request against its operation's official description (its path and
-//! query parameters, `Content-Type`, body syntax and schema: `apistend_answers::RequestRules`).
+//! Stage 7, validation: first the headers the service requires of every request (its
+//! definition's `requires`: MoySklad's `Accept-Encoding: gzip`, else 415 with no body), then the
+//! request against its operation's official description (its path and query parameters,
+//! `Content-Type`, body syntax and schema: `apistend_answers::RequestRules`).
 //! After the limit and the slots, as the real services count an invalid request too; refused in
 //! the service's own words, the precise reason in `X-APIStend-Invalid`.
 
