@@ -56,11 +56,8 @@ impl LimitGroup {
         service: ServiceId,
         site: &CallSite<'_>,
     ) -> String {
-        let sid = service.as_str();
-        match self.split(site.operation, site.path, site.host) {
-            Some(part) => bucket_key(namespace, tenant, &[sid, &self.id, &part]),
-            None => bucket_key(namespace, tenant, &[sid, &self.id]),
-        }
+        let part = self.split(site.operation, site.path, site.host);
+        key_of(namespace, tenant, service, &self.id, part.as_deref())
     }
 }
 
@@ -76,15 +73,26 @@ impl InFlightLimit {
         service: ServiceId,
         site: &CallSite<'_>,
     ) -> String {
-        let sid = service.as_str();
         let resource = site
             .operation
             .and_then(|op| op.resource(site.path, &self.per_resource))
             .map(|(name, value)| format!("{name}={value}"));
-        match &resource {
-            Some(r) => bucket_key(namespace, tenant, &[sid, &self.id, r]),
-            None => bucket_key(namespace, tenant, &[sid, &self.id]),
-        }
+        key_of(namespace, tenant, service, &self.id, resource.as_deref())
+    }
+}
+
+/// The key of limit `id` of `service` for `tenant` in `namespace`, split by `part` if any.
+fn key_of(
+    namespace: &str,
+    tenant: &str,
+    service: ServiceId,
+    id: &str,
+    part: Option<&str>,
+) -> String {
+    let sid = service.as_str();
+    match part {
+        Some(part) => bucket_key(namespace, tenant, &[sid, id, part]),
+        None => bucket_key(namespace, tenant, &[sid, id]),
     }
 }
 

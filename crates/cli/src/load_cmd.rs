@@ -211,9 +211,7 @@ fn credential_headers(service: &Service, key: &str) -> Vec<(&'static str, String
     let mut h = CredentialChannel::MockKey.headers(key);
     h.push(("X-Mock-Delay", "0".to_owned()));
     h.push(("X-Mock-Validation", "off".to_owned()));
-    if let Some(channel) = service.credentials.first() {
-        h.extend(channel.headers(key));
-    }
+    h.extend(service.credential_headers(key));
     h
 }
 

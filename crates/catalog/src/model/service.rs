@@ -113,6 +113,23 @@ impl Service {
             })
     }
 
+    /// The headers a real client of this service sends to present `key`: its first credential
+    /// channel's ([`CredentialChannel::headers`]); none when that channel is in the path or
+    /// the query.
+    ///
+    /// ```
+    /// let catalog = apistend_catalog::Catalog::builtin()?;
+    /// let ozon = catalog.service(apistend_catalog::ServiceId::OZON).unwrap();
+    /// assert_eq!(ozon.credential_headers("k")[1], ("Api-Key", "k".to_owned()));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn credential_headers(&self, key: &str) -> Vec<(&'static str, String)> {
+        self.credentials
+            .first()
+            .map_or_else(Vec::new, |c| c.headers(key))
+    }
+
     /// Whether an answer is this service's "over the limit": a 429, or its own rejection's
     /// status with its rejection's error code. `error` is the body's error code when the caller
     /// read the body; `None` judges by the status alone (a layer that reads no bodies).

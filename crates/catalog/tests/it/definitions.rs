@@ -493,16 +493,7 @@ fn a_lower_case_method_and_an_unknown_placeholder_are_refused() {
     let want = op.lines().position(|l| l == "method = \"get\"").unwrap() + 1;
     assert_eq!(line, want, "{reason}");
 
-    let moysklad = builtin_text("moysklad.toml")
-        .unwrap()
-        .replacen("id = \"moysklad\"", "id = \"ms2\"", 1)
-        .replacen("prefix = \"/moysklad\"", "prefix = \"/ms2\"", 1)
-        .replacen(
-            "hostnames = [\"api.moysklad.ru\"]",
-            "hostnames = [\"ms2.example.ru\"]",
-            1,
-        )
-        .replacen("{message}", "{mesage}", 1);
+    let moysklad = moysklad_as_ms2().replacen("{message}", "{mesage}", 1);
     let (line, field, reason) = refused(&moysklad);
     assert!(
         field.starts_with("error_templates.") && field.ends_with(".body"),
@@ -515,25 +506,29 @@ fn a_lower_case_method_and_an_unknown_placeholder_are_refused() {
     assert!(line > 1, "{line}");
 }
 
+/// MoySklad's built-in definition as a second service `ms2` (its own id, prefix and hostname).
+fn moysklad_as_ms2() -> String {
+    builtin_text("moysklad.toml")
+        .unwrap()
+        .replacen("id = \"moysklad\"", "id = \"ms2\"", 1)
+        .replacen("prefix = \"/moysklad\"", "prefix = \"/ms2\"", 1)
+        .replacen(
+            "hostnames = [\"api.moysklad.ru\"]",
+            "hostnames = [\"ms2.example.ru\"]",
+            1,
+        )
+}
+
 /// A required header is a header name with one token, refused with a client error; anything
 /// else is refused at its field, with its line.
 #[test]
 fn a_required_header_is_a_name_a_token_and_a_client_error() {
     let ms2 = |requires: &str| {
-        builtin_text("moysklad.toml")
-            .unwrap()
-            .replacen("id = \"moysklad\"", "id = \"ms2\"", 1)
-            .replacen("prefix = \"/moysklad\"", "prefix = \"/ms2\"", 1)
-            .replacen(
-                "hostnames = [\"api.moysklad.ru\"]",
-                "hostnames = [\"ms2.example.ru\"]",
-                1,
-            )
-            .replacen(
-                r#"requires = [{ header = "Accept-Encoding", token = "gzip", status = 415 }]"#,
-                requires,
-                1,
-            )
+        moysklad_as_ms2().replacen(
+            r#"requires = [{ header = "Accept-Encoding", token = "gzip", status = 415 }]"#,
+            requires,
+            1,
+        )
     };
     let good = ms2(r#"requires = [{ header = "X-Tenant", token = "a", status = 403 }]"#);
     let catalog = load("ms2.toml", &good).unwrap();

@@ -50,15 +50,8 @@ impl Admin {
     }
 
     async fn ozon(&self, key: &str) -> StatusCode {
-        self.c
-            .post(format!("{}/ozon/v3/product/list", self.base))
-            .header("Client-Id", "1")
-            .header("Api-Key", key)
-            .header("X-Mock-Delay", "0")
-            .send()
-            .await
-            .unwrap()
-            .status()
+        let status = support::ozon_list(&self.c, &self.base, key).await;
+        StatusCode::from_u16(status).unwrap()
     }
 }
 

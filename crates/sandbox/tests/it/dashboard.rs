@@ -154,19 +154,6 @@ async fn read_events(
     seen
 }
 
-/// `POST /ozon/v3/product/list` with `key` (Ozon's `client` bucket): its status.
-async fn ozon_list(c: &reqwest::Client, base: &str, key: &str) -> u16 {
-    c.post(format!("{base}/ozon/v3/product/list"))
-        .header("Client-Id", "1")
-        .header("Api-Key", key)
-        .header("X-Mock-Delay", "0")
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
-
 /// A new sandbox whose Ozon `client` bucket holds `burst` tokens and refills one a minute: its
 /// id and key.
 async fn ozon_sandbox(base: &str, c: &reqwest::Client, burst: u32) -> (String, String) {
@@ -220,7 +207,7 @@ async fn the_live_feed_shows_buckets_falling_rates_and_refusals_as_sent() {
 
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        statuses.push(ozon_list(&c, &s.base, key).await);
+        statuses.push(support::ozon_list(&c, &s.base, key).await);
     }
     assert_eq!(statuses, [200, 200, 429]);
     let mut refused = None;
@@ -295,7 +282,7 @@ async fn a_feed_opened_after_the_traffic_shows_the_drained_buckets_first_with_th
     let (id, key) = ozon_sandbox(&s.base, &c, 3).await;
     let (id, key) = (id.as_str(), key.as_str());
     for _ in 0..4 {
-        ozon_list(&c, &s.base, key).await;
+        support::ozon_list(&c, &s.base, key).await;
     }
     let first_page = |order: &str| {
         let url = format!(
@@ -365,7 +352,7 @@ async fn a_feed_on_another_instance_draws_from_the_shared_journal() {
     .await;
     let id = all[0]["id"].as_str().unwrap().to_owned();
     for _ in 0..4 {
-        ozon_list(&c, &a.base, "dashboard-shared-key").await;
+        support::ozon_list(&c, &a.base, "dashboard-shared-key").await;
     }
     let waited: Value = support::json(
         c.get(format!(

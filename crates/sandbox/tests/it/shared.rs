@@ -192,17 +192,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     let on_b = |key: String| {
         let c = c.clone();
         let base = b.base.clone();
-        async move {
-            c.post(format!("{base}/ozon/v3/product/list"))
-                .header("Client-Id", "1")
-                .header("Api-Key", key)
-                .header("X-Mock-Delay", "0")
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
-        }
+        async move { support::ozon_list(&c, &base, &key).await }
     };
     let mut seen = false;
     for _ in 0..40 {
@@ -249,17 +239,7 @@ async fn shares_sandboxes_keys_and_buckets(url: String) {
     let on_a = |key: String| {
         let c = c.clone();
         let base = a.base.clone();
-        async move {
-            c.post(format!("{base}/ozon/v3/product/list"))
-                .header("Client-Id", "1")
-                .header("Api-Key", key)
-                .header("X-Mock-Delay", "0")
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
-        }
+        async move { support::ozon_list(&c, &base, &key).await }
     };
     let mut admitted = 0;
     for i in 0..10 {

@@ -4,7 +4,7 @@
 //! service's documented status and body, the precise reason in `X-APIStend-Invalid`. And the
 //! settings: `report`, `off`, per sandbox, per service, per request.
 
-use apistend_catalog::Overrides;
+use apistend_catalog::{Catalog, Overrides};
 use reqwest::Method as M;
 use serde_json::{Value, json};
 
@@ -63,12 +63,12 @@ async fn send(s: &support::TestServer, r: Req<'_>) -> (u16, String, Value) {
     let mut b = c
         .request(r.method, format!("{}/{}{}", s.base, r.service, r.path))
         .header("X-Mock-Delay", "0");
-    b = match r.service {
-        "wb" => b.header("Authorization", &s.key),
-        "ozon" => b.header("Client-Id", "1").header("Api-Key", &s.key),
-        "ymarket" => b.header("Api-Key", &s.key),
-        _ => b.bearer_auth(&s.key),
-    };
+    // The credential as a real client of the service sends it, from its definition.
+    let catalog = Catalog::builtin().unwrap();
+    let svc = catalog.service(catalog.service_id(r.service).unwrap());
+    for (name, value) in svc.unwrap().credential_headers(&s.key) {
+        b = b.header(name, value);
+    }
     if let Some(ct) = r.content_type {
         b = b.header("Content-Type", ct);
     }

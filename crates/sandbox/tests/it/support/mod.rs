@@ -137,3 +137,17 @@ pub fn shared_file(path: &str) -> Option<String> {
         }
     }
 }
+
+/// `POST /ozon/v3/product/list` at `base` with `key` (Ozon's `client` bucket), no delay: its
+/// status.
+pub async fn ozon_list(c: &reqwest::Client, base: &str, key: &str) -> u16 {
+    c.post(format!("{base}/ozon/v3/product/list"))
+        .header("Client-Id", "1")
+        .header("Api-Key", key)
+        .header("X-Mock-Delay", "0")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
