@@ -93,6 +93,11 @@ impl Service {
     /// let ms = catalog.service(catalog.service_id("moysklad")?).unwrap();
     /// assert_eq!(ms.classify(429, br#"{"errors":[{"code":1073}]}"#), AnswerKind::TooManyInFlight);
     /// assert_eq!(ms.classify(429, br#"{"errors":[{"code":1049}]}"#), AnswerKind::RateLimited);
+    /// let ym = catalog.service(catalog.service_id("ymarket")?).unwrap();
+    /// let parallel = br#"{"errors":[{"message":"Hit rate limit of 4 parallel requests"}]}"#;
+    /// assert_eq!(ym.classify(420, parallel), AnswerKind::TooManyInFlight);
+    /// let rate = br#"{"errors":[{"message":"Hit rate limit of 1 requests per 2 minutes"}]}"#;
+    /// assert_eq!(ym.classify(420, rate), AnswerKind::RateLimited);
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     #[must_use]

@@ -105,6 +105,13 @@ impl<'a> ErrorContext<'a> {
         }
     }
 
+    /// The same context, naming another limit (a full concurrency limit's, not a bucket's).
+    #[must_use]
+    pub fn with_limit(mut self, limit: u32) -> Self {
+        self.limit = limit;
+        self
+    }
+
     /// The same context, with the pause before a retry.
     #[must_use]
     pub fn with_retry_after(mut self, secs: u64) -> Self {

@@ -173,6 +173,7 @@ mod tests {
             summary: None,
             weight: 1,
             weight_from: None,
+            cost_from: None,
             fixture: None,
             anonymous: false,
             repeatable: true,

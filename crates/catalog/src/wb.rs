@@ -83,6 +83,7 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 summary: op.summary.clone(),
                 weight: 1,
                 weight_from: None,
+                cost_from: None,
                 fixture: None,
                 anonymous: false,
                 repeatable: crate::repeat::repeatable_by_rule(method, &op.path),

@@ -31,8 +31,8 @@ impl HeldSlots {
 }
 
 impl Store {
-    /// One slot of each limit of `wanted` (a key and its slots), all or none: `None` when one
-    /// is full (the slots taken before it are given back). Within a Tokio runtime, held slots
+    /// One slot of each limit of `wanted` (a key and its slots), all or none: `Err(i)` when the
+    /// `i`-th is full (the slots taken before it are given back), so a refusal can name it. Within a Tokio runtime, held slots
     /// are renewed every third of their shortest lease.
     ///
     /// ```
@@ -42,9 +42,9 @@ impl Store {
     /// let store = Store::from(MemoryStore::new());
     /// let user = Slots::new(1, Duration::from_secs(10))?;
     /// let held = store.lease_all(&[("user-1", user)]).await?.expect("a free slot");
-    /// assert!(store.lease_all(&[("user-1", user)]).await?.is_none());
+    /// assert_eq!(store.lease_all(&[("user-1", user)]).await?.err(), Some(0));
     /// drop(held);
-    /// assert!(store.lease_all(&[("user-1", user)]).await?.is_some());
+    /// assert!(store.lease_all(&[("user-1", user)]).await?.is_ok());
     /// # Ok::<(), apistend_limiter::LimiterError>(()) }).unwrap();
     /// ```
     ///
@@ -54,24 +54,24 @@ impl Store {
     pub async fn lease_all<K: AsRef<str>>(
         &self,
         wanted: &[(K, Slots)],
-    ) -> Result<Option<HeldSlots>, LimiterError> {
+    ) -> Result<Result<HeldSlots, usize>, LimiterError> {
         let mut held = HeldSlots {
             store: self.clone(),
             leases: Vec::new(),
             renewer: None,
         };
-        for (key, slots) in wanted {
+        for (i, (key, slots)) in wanted.iter().enumerate() {
             // On an error or a full limit, dropping `held` gives back what it has.
             match self.lease(key.as_ref(), slots).await? {
                 Some(lease) => held.leases.push((lease, *slots)),
-                None => return Ok(None),
+                None => return Ok(Err(i)),
             }
         }
         let every = held.leases.iter().map(|(_, s)| s.ttl() / 3).min();
         if let (Some(every), Ok(rt)) = (every, tokio::runtime::Handle::try_current()) {
             held.renewer = Some(rt.spawn(renew(self.clone(), held.leases.clone(), every)));
         }
-        Ok(Some(held))
+        Ok(Ok(held))
     }
 }
 

@@ -6,7 +6,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use apistend_catalog::{Service, namespace};
+use apistend_catalog::{InFlightLimit, Service, namespace};
 use apistend_limiter::{HeldSlots, LimiterError, Store};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
@@ -17,25 +17,26 @@ use crate::buckets::{Owner, Spend};
 pub(crate) type Held = HeldSlots;
 
 /// The outcome of asking for a request's slots.
-pub(crate) enum Taken {
+pub(crate) enum Taken<'s> {
     /// Every slot: hold them until the answer is sent.
     All(Held),
-    /// One limit is full (the others were given back).
-    Full,
+    /// This limit is full (the slots of the others were given back).
+    Full(Option<&'s InFlightLimit>),
 }
 
-/// Takes one slot of each of `service`'s concurrency limits for `owner`.
+/// Takes one slot of each of `service`'s concurrency limits that hold the call `at` for
+/// `owner`.
 ///
 /// # Errors
 /// [`LimiterError`] when the store cannot answer (the slots taken so far are given back).
-pub(crate) async fn take(
+pub(crate) async fn take<'s>(
     store: &Store,
-    service: &Service,
+    service: &'s Service,
     owner: &Owner,
-    at: &Spend<'_>,
-) -> Result<Taken, LimiterError> {
-    let wanted: Vec<_> = service
-        .in_flight
+    at: &Spend<'s>,
+) -> Result<Taken<'s>, LimiterError> {
+    let limits: Vec<&InFlightLimit> = service.in_flight_for(at.site.operation).collect();
+    let wanted: Vec<_> = limits
         .iter()
         .map(|limit| {
             let tenant = owner.tenant(service.id.as_str(), limit.scope);
@@ -44,8 +45,8 @@ pub(crate) async fn take(
         })
         .collect();
     Ok(match store.lease_all(&wanted).await? {
-        Some(held) => Taken::All(held),
-        None => Taken::Full,
+        Ok(held) => Taken::All(held),
+        Err(full) => Taken::Full(limits.get(full).copied()),
     })
 }
 

@@ -61,6 +61,15 @@ fn check_head(src: &Source<'_>, file: &ServiceFile) -> Result<(), CatalogError> 
             format!("{status}: a rejection is a 4xx or 5xx status"),
         ));
     }
+    if let Some(m) = &file.rejection.in_flight
+        && m.value.is_some() == m.contains.is_some()
+    {
+        return Err(src.err(
+            file.rejection.status.span(),
+            "rejection.in_flight",
+            "a refusal for requests in flight is told by a value or by a text it contains: one of the two",
+        ));
+    }
     Ok(())
 }
 
@@ -132,7 +141,7 @@ pub(crate) fn build(
         apistend_retry_after: file.apistend_retry_after,
         error_templates: responses::templates(src, file)?,
         lockout: file.lockout,
-        in_flight: in_flight(src, file)?,
+        in_flight: in_flight(src, file, &groups)?,
         case_insensitive_paths: file.case_insensitive_paths,
         latency: LatencyProfile {
             base_ms: file.latency_ms,
@@ -214,8 +223,18 @@ fn check_lockout(src: &Source<'_>, file: &ServiceFile) -> Result<(), CatalogErro
     }
 }
 
-/// The concurrency limits: per key or per account, each with its slots.
-fn in_flight(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<InFlightLimit>, CatalogError> {
+/// The concurrency limits: per key or per account, each with its slots, of every call or of
+/// some groups' (instead of another limit).
+fn in_flight(
+    src: &Source<'_>,
+    file: &ServiceFile,
+    groups: &Groups,
+) -> Result<Vec<InFlightLimit>, CatalogError> {
+    let ids: Vec<&str> = file
+        .in_flight
+        .iter()
+        .map(|c| c.id.get_ref().as_str())
+        .collect();
     file.in_flight
         .iter()
         .enumerate()
@@ -224,14 +243,46 @@ fn in_flight(src: &Source<'_>, file: &ServiceFile) -> Result<Vec<InFlightLimit>,
             if !matches!(c.scope, BucketScope::Key | BucketScope::Account) {
                 return Err(src.err(c.id.span(), &format!("{field}.scope"), "key or account"));
             }
+            if ids.iter().take(i).any(|id| *id == c.id.get_ref().as_str()) {
+                return Err(src.err(c.id.span(), &format!("{field}.id"), "a second limit of this id"));
+            }
             let lease = Duration::from_millis(c.lease_ms.unwrap_or(10_000));
             let slots = apistend_limiter::Slots::new(c.max, lease)
                 .map_err(|e| src.err(c.id.span(), &field, e.to_string()))?;
+            let held_groups = c
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(j, g)| groups.lookup(src, g, &format!("{field}.groups[{j}]")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let instead_of = match &c.instead_of {
+                None => None,
+                Some(other) => {
+                    let at = ids.iter().position(|id| *id == other.get_ref().as_str());
+                    let replaced = at.filter(|&j| {
+                        j != i && file.in_flight.get(j).is_some_and(|l| l.groups.is_empty())
+                    });
+                    if held_groups.is_empty() || replaced.is_none() {
+                        return Err(src.err(
+                            other.span(),
+                            &format!("{field}.instead_of"),
+                            format!(
+                                "{:?}: a limit of some groups replaces another limit, one of every call (the limits are {})",
+                                other.get_ref(),
+                                ids.join(", ")
+                            ),
+                        ));
+                    }
+                    replaced
+                }
+            };
             Ok(InFlightLimit {
                 id: c.id.get_ref().clone(),
                 slots,
                 scope: c.scope,
                 per_resource: c.per_resource.clone(),
+                groups: held_groups,
+                instead_of,
             })
         })
         .collect()

@@ -75,6 +75,7 @@ impl Document {
                     summary: summary.clone(),
                     weight,
                     weight_from: None,
+                    cost_from: None,
                     fixture: None,
                     anonymous: false,
                     repeatable: crate::repeat::repeatable_by_rule(*method, path),

@@ -264,6 +264,11 @@ pub struct OperationDef {
     /// Or: the items of this field of the request's JSON body (`offers`; dotted when nested).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_from: Option<String>,
+    /// Or, counted on the answer: it costs in all the items of this field of its JSON body
+    /// (Yandex Market's `resp.result.offers`; dotted when nested, through arrays), one taken up
+    /// front and the rest charged when the answer is made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_from: Option<String>,
     /// Its answer, for `answers = "fixtures"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerDef>,
@@ -298,6 +303,14 @@ pub struct InFlightDef {
     /// Path parameters that split it per resource (`["campaignId", "businessId"]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_resource: Vec<String>,
+    /// The groups whose calls it holds (every call of the service when empty): a limit of some
+    /// operations only (Yandex Market's 6, 10 or 12 in flight for seven of its methods).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Spanned<String>>,
+    /// The limit (its id) this one replaces for the calls it holds: those calls take no slot
+    /// of that one (Yandex Market's per-method limits instead of its 4 per campaign).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instead_of: Option<Spanned<String>>,
 }
 
 /// A written answer: a status and a JSON body (none for no content).

@@ -111,6 +111,13 @@ fn operation(
             "a request takes at least 1 token",
         ));
     }
+    if o.weight_from.is_some() && o.cost_from.is_some() {
+        return Err(src.err(
+            at,
+            &format!("{field}.cost_from"),
+            "a request is weighed by its items (weight_from) or its answer's (cost_from), not both",
+        ));
+    }
     let fixture = match &o.answer {
         Some(a) => Some(answer(src, a, &format!("{field}.answer"))?),
         None => None,
@@ -139,6 +146,7 @@ fn operation(
         summary: o.summary.clone(),
         weight,
         weight_from: o.weight_from.clone(),
+        cost_from: o.cost_from.clone(),
         fixture,
         anonymous: o.anonymous,
         repeatable: false,

@@ -22,6 +22,8 @@ pub(crate) struct GeneratedOp {
     pub(crate) category: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) weight_from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cost_from: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) anonymous: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -3,8 +3,9 @@
 //! lists it), appended to the hand-written head of `services/ymarket.toml`. One group per
 //! operation (each is its own resource), split per campaign or business where the path names one;
 //! the `none` tier's numbers, and the `medium` tier's where they differ as the plan `medium`;
-//! a request-collection
-//! `path` (`req.offers`) makes the operation weigh its items. Operations the head already writes
+//! a request-collection `path` (`req.offers`) makes the operation weigh its items, an answer's
+//! (`resp.result.offers`) makes its answer cost them; a `parallel-limit-value` is a concurrency
+//! limit of that operation's group instead of the head's global one. Operations the head already writes
 //! (with their answers) are not written again; the others answer with the examples of the
 //! official OpenAPI (`examples = "ymarket"`, imported by `import-openapi … --answers`).
 
@@ -38,6 +39,8 @@ struct Limit {
     path: String,
     none: Tier,
     medium: Option<Tier>,
+    #[serde(rename = "parallel-limit-value")]
+    parallel: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -51,6 +54,7 @@ struct Tier {
 #[derive(Serialize)]
 struct Out {
     groups: Vec<GroupOut>,
+    in_flight: Vec<InFlightOut>,
     operations: Vec<super::generated::GeneratedOp>,
     plans: BTreeMap<&'static str, PlanOut>,
 }
@@ -70,6 +74,17 @@ struct GroupOut {
     documented: QuotaOut2,
 }
 
+/// An operation's own concurrency limit.
+#[derive(Serialize)]
+struct InFlightOut {
+    id: String,
+    max: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    per_resource: Vec<&'static str>,
+    groups: Vec<String>,
+    instead_of: &'static str,
+}
+
 #[derive(Serialize)]
 struct QuotaOut {
     count: u32,
@@ -81,6 +96,10 @@ struct QuotaOut2 {
     period_ms: u64,
     limit: u32,
 }
+
+/// The id of the head's `[[in_flight]]` limit of every call (4 per campaign or business), which
+/// an operation's own parallel limit replaces.
+const GLOBAL_PARALLEL: &str = "parallel";
 
 /// The path parameters that name the entity a limit applies to.
 const ENTITIES: [&str; 2] = ["campaignId", "businessId"];
@@ -102,6 +121,7 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
     let file: File = serde_json::from_str(limits_json).map_err(|e| spec(e.to_string()))?;
     let mut out = Out {
         groups: Vec::new(),
+        in_flight: Vec::new(),
         operations: Vec::new(),
         plans: BTreeMap::new(),
     };
@@ -127,6 +147,19 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
             }
         }
         let method = op.method.to_ascii_uppercase();
+        let per_resource: Vec<_> = ENTITIES
+            .into_iter()
+            .filter(|e| op.path.contains(&format!("{{{e}}}")))
+            .collect();
+        if let Some(max) = op.limit.parallel {
+            out.in_flight.push(InFlightOut {
+                id: format!("parallel-{}", op.operation_id),
+                max,
+                per_resource: per_resource.clone(),
+                groups: vec![op.operation_id.clone()],
+                instead_of: GLOBAL_PARALLEL,
+            });
+        }
         out.groups.push(GroupOut {
             id: op.operation_id.clone(),
             label: format!("{method} {}", op.path),
@@ -134,10 +167,7 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
                 count: op.limit.none.amount,
                 period_ms,
             },
-            per_resource: ENTITIES
-                .into_iter()
-                .filter(|e| op.path.contains(&format!("{{{e}}}")))
-                .collect(),
+            per_resource,
             documented: QuotaOut2 {
                 period_ms,
                 limit: op.limit.none.amount,
@@ -152,6 +182,7 @@ pub fn import(head: &str, limits_json: &str) -> Result<String, CatalogError> {
             groups: vec![op.operation_id.clone()],
             summary: Some(op.operation_id),
             weight_from: op.limit.path.strip_prefix("req.").map(str::to_owned),
+            cost_from: op.limit.path.strip_prefix("resp.").map(str::to_owned),
             ..super::generated::GeneratedOp::default()
         });
     }

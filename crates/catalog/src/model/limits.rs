@@ -97,7 +97,9 @@ impl LimitGroup {
 }
 
 /// A concurrency limit: at most `slots.max()` requests of one owner in flight (MoySklad: 5 per
-/// user, 20 per account). It applies to every request of the service.
+/// user, 20 per account). It applies to every request of the service, or to the calls of some
+/// groups only; [`Service::in_flight_for`](super::service::Service::in_flight_for) says which
+/// hold a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct InFlightLimit {
@@ -109,6 +111,10 @@ pub struct InFlightLimit {
     pub scope: BucketScope,
     /// Path parameters that split it per resource (Yandex Market: 4 in flight per campaign).
     pub per_resource: Vec<String>,
+    /// Indices into the service's groups: it holds only calls of these (every call when empty).
+    pub groups: Vec<usize>,
+    /// Index into the service's concurrency limits: the one it replaces for the calls it holds.
+    pub instead_of: Option<usize>,
 }
 
 /// A lockout: after `after` rejections within `within_secs`, every request of that owner gets

@@ -35,6 +35,11 @@ pub struct Operation {
     /// A field of the request's JSON body whose items are the request's weight instead (Yandex
     /// Market's data-volume limits: `offers`); dotted for nested fields.
     pub weight_from: Option<String>,
+    /// A field of the answer's JSON body whose items the answer costs in all (Yandex Market's
+    /// data-volume limits counted on the response: `result.offers`): one token up front, the
+    /// rest charged once the answer is made. Dotted for nested fields, through arrays
+    /// (`result.warehouses.offers.offerId` counts every offer of every warehouse).
+    pub cost_from: Option<String>,
     /// Its answer, when the definition writes one.
     pub fixture: Option<Fixture>,
     /// Answered without a credential and without spending any bucket (amoCRM's OAuth token
@@ -60,10 +65,32 @@ pub struct Binding {
 }
 
 impl Operation {
-    /// Tokens an answer with `status` costs in all, given the `taken` up front: what a cost rule
-    /// says (0 for Yandex Market's 5xx), else what was taken.
-    pub fn cost_of(&self, status: u16, taken: u32) -> u32 {
-        self.cost.get(&status).copied().unwrap_or(taken)
+    /// Tokens an answer with `status` and `answer` (its body) costs in all, given the `taken` up
+    /// front: what a cost rule says (0 for Yandex Market's 5xx), else the items of
+    /// [`cost_from`](Self::cost_from) in the answer's JSON (at least 1), else what was taken.
+    /// The body is parsed only for an operation counted on its answer.
+    ///
+    /// ```
+    /// # use apistend_catalog::{Catalog, Method, ServiceId};
+    /// let catalog = Catalog::builtin()?;
+    /// let id = catalog.service_id("ymarket")?;
+    /// let path = "/v2/campaigns/1/offer-prices";
+    /// let op = catalog.resolve(id, Method::Get, path, None).unwrap().operation.unwrap();
+    /// let answer = br#"{"status":"OK","result":{"offers":[{"offerId":"a"},{"offerId":"b"}]}}"#;
+    /// assert_eq!(op.cost_of(200, 1, answer), 2);
+    /// assert_eq!(op.cost_of(500, 1, answer), 0);
+    /// assert_eq!(op.cost_of(404, 1, b"{}"), 1);
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn cost_of(&self, status: u16, taken: u32, answer: &[u8]) -> u32 {
+        if let Some(cost) = self.cost.get(&status) {
+            return *cost;
+        }
+        match &self.cost_from {
+            Some(field) => items(serde_json::from_slice(answer).ok().as_ref(), field),
+            None => taken,
+        }
     }
 
     /// Tokens `body` (the request's JSON) takes up front: the number of items of `weight_from`
@@ -82,14 +109,10 @@ impl Operation {
     /// ```
     #[must_use]
     pub fn weight_for(&self, body: Option<&serde_json::Value>) -> u32 {
-        let Some(field) = &self.weight_from else {
-            return self.weight;
-        };
-        let items = body
-            .and_then(|b| field.split('.').try_fold(b, |v, k| v.get(k)))
-            .and_then(serde_json::Value::as_array)
-            .map_or(1, Vec::len);
-        u32::try_from(items.max(1)).unwrap_or(u32::MAX)
+        match &self.weight_from {
+            Some(field) => items(body, field),
+            None => self.weight,
+        }
     }
 
     /// The value of path parameter `name` in `path`, a path this operation's template matches.
@@ -129,6 +152,27 @@ impl Operation {
     }
 }
 
+/// The items of the dotted `field` of `value`, at least 1: an array's elements; a field under
+/// an array is looked up in each of its elements and their items added up (Yandex Market counts
+/// `result.warehouses.offers.offerId` over every warehouse); a value that is not an array is one.
+fn items(value: Option<&serde_json::Value>, field: &str) -> u32 {
+    fn count(v: &serde_json::Value, mut path: std::str::Split<'_, char>) -> usize {
+        if let serde_json::Value::Array(list) = v {
+            return match path.clone().next() {
+                // The named collection itself: its elements.
+                None => list.len(),
+                Some(_) => list.iter().map(|e| count(e, path.clone())).sum(),
+            };
+        }
+        match path.next() {
+            None => usize::from(!v.is_null()),
+            Some(k) => v.get(k).map_or(0, |next| count(next, path)),
+        }
+    }
+    let n = value.map_or(0, |v| count(v, field.split('.')));
+    u32::try_from(n.max(1)).unwrap_or(u32::MAX)
+}
+
 /// A fixed answer of an operation, written in its definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -139,4 +183,27 @@ pub struct Fixture {
     pub body: serde_json::Value,
     /// Its media type when it is a file, not JSON.
     pub media: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::items;
+
+    #[test]
+    fn a_dotted_field_counts_through_arrays_and_is_at_least_one() {
+        let stocks = json!({"result": {"warehouses": [
+            {"offers": [{"offerId": "a"}, {"offerId": "b"}]},
+            {"offers": [{"offerId": "c"}, {"other": 1}]},
+        ]}});
+        assert_eq!(items(Some(&stocks), "result.warehouses.offers.offerId"), 3);
+        assert_eq!(items(Some(&stocks), "result.warehouses.offers"), 4);
+        assert_eq!(items(Some(&stocks), "result.warehouses"), 2);
+        let regions = json!({"regions": [{"children": [1, 2, 3]}, {"children": []}, {}]});
+        assert_eq!(items(Some(&regions), "regions.children"), 3);
+        assert_eq!(items(Some(&json!({"offers": []})), "offers"), 1);
+        assert_eq!(items(Some(&json!({"offers": "x"})), "offers"), 1);
+        assert_eq!(items(None, "offers"), 1);
+    }
 }

@@ -17,16 +17,22 @@ pub struct Rejection {
 }
 
 /// Where a refusal of too many requests in flight says so: the value at a JSON pointer of its
-/// body (`/errors/0/code` = 1073). A client waits for a slot after it; it says nothing of the
-/// rate, so it neither penalizes the bucket nor teaches the learner.
+/// body (`/errors/0/code` = 1073), or a text the string there contains (Yandex Market's 420s
+/// share their code and differ in their message: `… 4 parallel requests …`). A client waits
+/// for a slot after it; it says nothing of the rate, so it neither penalizes the bucket nor
+/// teaches the learner.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct InFlightRefusal {
     /// An RFC 6901 JSON pointer into the body.
     pub pointer: String,
-    /// The value there.
-    pub value: MarkerValue,
+    /// The value there…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<MarkerValue>,
+    /// …or a text the string there contains (one of the two is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
 }
 
 /// A value an error body holds: a number or a text.
@@ -48,10 +54,14 @@ impl InFlightRefusal {
             return false;
         };
         match (v.pointer(&self.pointer), &self.value) {
-            (Some(serde_json::Value::Number(n)), MarkerValue::Number(want)) => {
+            (Some(serde_json::Value::Number(n)), Some(MarkerValue::Number(want))) => {
                 n.as_i64() == Some(*want)
             }
-            (Some(serde_json::Value::String(s)), MarkerValue::Text(want)) => s == want,
+            (Some(serde_json::Value::String(s)), Some(MarkerValue::Text(want))) => s == want,
+            (Some(serde_json::Value::String(s)), None) => self
+                .contains
+                .as_deref()
+                .is_some_and(|part| s.contains(part)),
             _ => false,
         }
     }

@@ -320,6 +320,42 @@ impl Service {
     pub fn group_index(&self, id: &str) -> Option<usize> {
         self.groups.iter().position(|g| g.id == id)
     }
+
+    /// The concurrency limits a call of `operation` holds a slot of (a call of no operation
+    /// draws from the fallback groups): those of every call, but one a limit of the call's
+    /// groups replaces, and those of its groups. The sandbox, the client and the proxy ask this.
+    ///
+    /// ```
+    /// # use apistend_catalog::{Catalog, Method};
+    /// let catalog = Catalog::builtin()?;
+    /// let ym = catalog.service(catalog.service_id("ymarket")?).unwrap();
+    /// let of = |m, path| {
+    ///     let op = catalog.resolve(ym.id, m, path, None).unwrap().operation;
+    ///     ym.in_flight_for(op).map(|l| l.slots.max()).collect::<Vec<_>>()
+    /// };
+    /// assert_eq!(of(Method::Put, "/v2/campaigns/1/offers/stocks"), [4]);
+    /// assert_eq!(of(Method::Post, "/v2/campaigns/1/offer-prices/updates"), [12]);
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    pub fn in_flight_for<'s>(
+        &'s self,
+        operation: Option<&'s Operation>,
+    ) -> impl Iterator<Item = &'s InFlightLimit> + 's {
+        let groups = operation.map_or(self.fallback_groups.as_slice(), |o| o.groups.as_slice());
+        let holds = move |l: &InFlightLimit| {
+            l.groups.is_empty() || l.groups.iter().any(|g| groups.contains(g))
+        };
+        let replaced = move |i: usize| {
+            self.in_flight
+                .iter()
+                .any(|l| l.instead_of == Some(i) && !l.groups.is_empty() && holds(l))
+        };
+        self.in_flight
+            .iter()
+            .enumerate()
+            .filter(move |&(i, l)| holds(l) && !replaced(i))
+            .map(|(_, l)| l)
+    }
 }
 
 /// The IETF field, its parameter and its scale that carry `value`: the limit is

@@ -37,8 +37,8 @@ fn wb_groups_share_buckets_and_keep_their_own_numbers() {
             None,
         )
         .unwrap();
-    assert_eq!(r.operation.unwrap().cost_of(409, 1), 33);
-    assert_eq!(r.operation.unwrap().cost_of(200, 1), 1);
+    assert_eq!(r.operation.unwrap().cost_of(409, 1, b"{}"), 33);
+    assert_eq!(r.operation.unwrap().cost_of(200, 1, b"{}"), 1);
     // /ping is one operation served on every host, with a bucket per host.
     let a = c
         .resolve(

@@ -198,6 +198,44 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     assert_eq!(field, "prefix");
     assert!(reason.contains("wb (/wb)"), "{reason}");
 
+    // A concurrency limit of some groups replaces one of every call, and only that.
+    let limits =
+        "\n[[in_flight]]\nid = \"all\"\nmax = 4\n\n[[in_flight]]\nid = \"some\"\nmax = 6\n";
+    let with = |extra: &str| format!("{base}{limits}{extra}");
+    let text = with("groups = [\"client\"]\ninstead_of = \"nall\"\n");
+    let want = text
+        .lines()
+        .position(|l| l.starts_with("instead_of"))
+        .unwrap()
+        + 1;
+    let (line, field, reason) = refused(&text);
+    assert_eq!(
+        (line, field.as_str()),
+        (want, "in_flight[1].instead_of"),
+        "{reason}"
+    );
+    assert!(reason.contains("all, some"), "{reason}");
+    let (_, field, _) = refused(&with("instead_of = \"all\"\n"));
+    assert_eq!(field, "in_flight[1].instead_of");
+    let (_, field, _) = refused(&with("groups = [\"clinet\"]\n"));
+    assert_eq!(field, "in_flight[1].groups[0]");
+    let text = with("groups = [\"stocks-update\"]\ninstead_of = \"all\"\n");
+    let c = load("shop.toml", &text).unwrap();
+    let shop = c.service(c.service_id("shop").unwrap()).unwrap();
+    let held = |op: Option<&apistend_catalog::Operation>| -> Vec<String> {
+        shop.in_flight_for(op).map(|l| l.id.clone()).collect()
+    };
+    let stocks = shop.group_index("stocks-update").unwrap();
+    let stocks_op = shop.operations.iter().find(|o| o.groups.contains(&stocks));
+    assert_eq!(held(stocks_op), ["some"]);
+    let other = shop.operations.iter().find(|o| !o.groups.contains(&stocks));
+    assert_eq!(held(other), ["all"]);
+    assert_eq!(
+        held(None),
+        ["all"],
+        "a call of no operation is held by the limit of every call"
+    );
+
     // Not TOML at all.
     let (line, _, _) = refused("id = \"x\"\nprefix = \n");
     assert_eq!(line, 2);
@@ -382,6 +420,55 @@ fn the_committed_ymarket_definition_is_what_its_importer_generates() {
     );
     assert!(g.per_resource.is_empty());
     assert_eq!(svc.rejection.status, 420);
+}
+
+/// Every operation whose `x-resource-limit-config` counts a collection counts it: the request's
+/// (`req.offers`: its weight) or the answer's (`resp.result.offers`: its cost), head-written or
+/// generated; every `parallel-limit-value` is the only concurrency limit of its operation.
+#[test]
+fn ymarket_weights_costs_and_parallel_limits_are_the_specs() {
+    let path = format!(
+        "{}/../../../shared/specs/yandex-market/limits.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        assert!(std::env::var_os("CI").is_none(), "{path} is missing in CI");
+        eprintln!("SKIP: {path} not found (../shared is not beside the repository)");
+        return;
+    };
+    let spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let c = Catalog::builtin().unwrap();
+    let svc = c.service(c.service_id("ymarket").unwrap()).unwrap();
+    let (mut counted, mut parallel) = (0, 0);
+    for op in spec["operations"].as_array().unwrap() {
+        let (method, path) = (op["method"].as_str().unwrap(), op["path"].as_str().unwrap());
+        let concrete = path
+            .replace("{campaignId}", "7")
+            .replace("{businessId}", "8");
+        let concrete = concrete
+            .split('/')
+            .map(|s| if s.starts_with('{') { "1" } else { s });
+        let concrete = concrete.collect::<Vec<_>>().join("/");
+        let m = Method::parse(&method.to_ascii_uppercase()).unwrap();
+        let hit = c.resolve(svc.id, m, &concrete, None).unwrap();
+        let o = hit.operation.unwrap_or_else(|| panic!("{method} {path}"));
+        let config = &op["x-resource-limit-config"];
+        let counts = config["path"].as_str().unwrap();
+        let what = (o.weight_from.as_deref(), o.cost_from.as_deref());
+        match (counts.strip_prefix("req."), counts.strip_prefix("resp.")) {
+            (Some(field), _) => assert_eq!(what, (Some(field), None), "{method} {path}"),
+            (_, Some(field)) => assert_eq!(what, (None, Some(field)), "{method} {path}"),
+            _ => assert_eq!(what, (None, None), "{method} {path}"),
+        }
+        counted += usize::from(counts != "resp");
+        let maxes: Vec<u32> = svc.in_flight_for(Some(o)).map(|l| l.slots.max()).collect();
+        let want = config["parallel-limit-value"]
+            .as_u64()
+            .map_or(4, |n| n as u32);
+        assert_eq!(maxes, [want], "{method} {path}");
+        parallel += usize::from(config.get("parallel-limit-value").is_some());
+    }
+    assert_eq!((counted, parallel), (24, 7));
 }
 
 #[test]

@@ -147,11 +147,11 @@ impl Core {
             .max()
             .unwrap_or(self.config.max_wait);
         let first = groups.first().map(|g| g.quota);
-        // The account's slots, whatever a limit's scope (one client is one user of it).
+        // The account's slots, whatever a limit's scope (one client is one user of it), of the
+        // limits that hold this call (Yandex Market's 12 for a price update, not its 4).
         let slots = self
             .definition()
-            .in_flight
-            .iter()
+            .in_flight_for(operation)
             .map(|l| {
                 let key = l.slots_key(
                     namespace::CLIENT_IN_FLIGHT,

@@ -37,7 +37,7 @@ impl Core {
         let start = Instant::now();
         let mut pause = FIRST_LOOK;
         loop {
-            if let Some(held) = self.store.lease_all(&plan.slots).await? {
+            if let Ok(held) = self.store.lease_all(&plan.slots).await? {
                 return Ok(Some(held));
             }
             // Jitter, so that waiters do not look in lockstep.

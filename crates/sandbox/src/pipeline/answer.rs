@@ -65,6 +65,15 @@ impl Answer {
         a
     }
 
+    /// Its JSON body's bytes (empty for a file).
+    pub(super) fn json(&self) -> &[u8] {
+        match (&self.file, &self.rendered) {
+            (Some(_), _) => &[],
+            (None, Some(rendered)) => rendered,
+            (None, None) => self.body.as_bytes(),
+        }
+    }
+
     /// `body` as written, with its status and media type (a definition's own refusal).
     pub(super) fn raw(status: u16, content_type: &'static str, body: String) -> Self {
         Self::new(status, content_type, body)

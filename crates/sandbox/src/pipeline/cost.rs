@@ -1,11 +1,13 @@
 //! Stage 11, cost after the answer: what the answer costs beyond the tokens taken up front (a
-//! WB 409 counts as 10, or 33), or less (a Yandex Market 5xx costs nothing).
+//! WB 409 counts as 10, or 33; a Yandex Market answer counted on its items, as many as it
+//! lists), or less (a Yandex Market 5xx costs nothing).
 
 use std::cmp::Ordering;
 
 use apistend_catalog::Resolved;
 use apistend_limiter::{Decision, Op};
 
+use super::answer::Answer;
 use super::meta::Meta;
 use crate::buckets::{self, Owner, Spend};
 use crate::state::AppState;
@@ -13,11 +15,11 @@ use crate::state::AppState;
 /// What settles the answer's cost: [`Op::Charge`] of what it costs beyond the tokens taken up
 /// front, or [`Op::Refund`] of what it costs less; `None` when it costs what was taken (nearly
 /// every answer).
-pub(super) fn difference(resolved: &Resolved<'_>, at: &Spend<'_>, status: u16) -> Option<Op> {
+pub(super) fn difference(resolved: &Resolved<'_>, at: &Spend<'_>, answer: &Answer) -> Option<Op> {
     let taken = at.weight;
     let cost = resolved
         .operation
-        .map_or(taken, |o| o.cost_of(status, taken));
+        .map_or(taken, |o| o.cost_of(answer.status, taken, answer.json()));
     match cost.cmp(&taken) {
         Ordering::Greater => Some(Op::Charge(cost - taken)),
         Ordering::Less => Some(Op::Refund(taken - cost)),

@@ -165,7 +165,7 @@ async fn stages(
     if let Some(b) = budget {
         b.after(&mut answer, owner, &call.blocked, meta.started, chaos.delay);
     }
-    if let Some(op) = cost::difference(&resolved, &at, answer.status) {
+    if let Some(op) = cost::difference(&resolved, &at, &answer) {
         admitted.decision =
             cost::settle(state, &resolved, owner, &at, op, admitted.decision, meta).await;
     }

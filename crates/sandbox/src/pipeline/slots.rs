@@ -5,6 +5,7 @@ use apistend_catalog::ErrorKind;
 use axum::body::Body;
 use http::Response;
 
+use super::answer::Answer;
 use super::limit::{Admitted, unavailable};
 use super::noted::Noted;
 use crate::buckets::{Owner, Spend};
@@ -27,9 +28,15 @@ pub(super) async fn take(
     }
     match in_flight::take(&state.store, service, owner, at).await {
         Ok(Taken::All(h)) => Ok(Some(h)),
-        Ok(Taken::Full) => {
+        Ok(Taken::Full(limit)) => {
             seen.refused = Some(crate::journal::Refused::InFlight);
-            Err(admitted.refuse(&ErrorKind::TooManyInFlight))
+            // Its message names the limit that is full (Yandex Market: "Hit rate limit of 4
+            // parallel requests"), not a bucket's.
+            let answer = admitted.answer(|ctx| {
+                let ctx = limit.map_or(*ctx, |l| ctx.with_limit(l.slots.max()));
+                Answer::error(service, &ErrorKind::TooManyInFlight, &ctx)
+            });
+            Err(answer.into_response())
         }
         Err(e) => Err(unavailable(state, service, admitted.meta, &e)),
     }

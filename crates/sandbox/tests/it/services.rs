@@ -458,35 +458,95 @@ async fn ymarket_prices_weigh_their_offers() {
     );
 }
 
+/// A data-volume limit counted on the answer (getStocks: `resp.result.warehouses.offers.offerId`,
+/// 100 000 per minute): an answer costs the offers it lists, over all its warehouses; a 5xx
+/// nothing; a refusal that lists none, one.
 #[tokio::test]
-async fn ymarket_allows_four_requests_in_flight_per_campaign() {
+async fn ymarket_stocks_cost_the_offers_they_answer() {
+    let answer = r#"[{"warehouseId":10000001,"offers":["#;
+    let text = apistend_catalog::definition::builtin_text("ymarket.toml").unwrap();
+    assert!(text.contains(answer));
+    let two_more = r#"[{"warehouseId":1,"offers":[{"offerId":"A"},{"offerId":"B"}]},{"warehouseId":10000001,"offers":["#;
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("ymarket.toml".into(), text.replacen(answer, two_more, 1))
+        .unwrap();
+    // A token a minute, so that none comes back while the test runs (100 000 a minute: one
+    // every 0.6 ms).
+    let slow = "[ymarket.groups.getStocks]\nburst = 100000\ninterval_ms = 60000\n";
+    let slow = apistend_catalog::Overrides::from_toml(slow).unwrap();
+    let s = support::start(|c| c.with_definitions(defs).with_overrides(slow)).await;
+    let http = support::client();
+    let stocks = |scenario: Option<&str>, body: Value| {
+        let r = http
+            .post(format!("{}/ymarket/v2/campaigns/7/offers/stocks", s.base))
+            .header("Api-Key", &s.key)
+            .header("X-Mock-Delay", "0");
+        let r = match scenario {
+            Some(name) => r.header("X-Mock-Scenario", name),
+            None => r,
+        };
+        r.json(&body).send()
+    };
+    let remaining = |r: &reqwest::Response| {
+        r.headers()["x-ratelimit-resource-remaining"]
+            .to_str()
+            .unwrap()
+            .parse::<u32>()
+            .unwrap()
+    };
+    let r = stocks(None, serde_json::json!({})).await.unwrap();
+    let (status, left) = (r.status(), remaining(&r));
+    assert_eq!(status, 200, "{}", r.text().await.unwrap());
+    assert_eq!(left, 100_000 - 3, "three offers in two warehouses");
+    let r = stocks(Some("server_error"), serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    assert_eq!(remaining(&r), 100_000 - 3, "a 5xx costs nothing");
+    let r = stocks(None, serde_json::json!({"stocksWarehouseId": "one"}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "a warehouse id is a number");
+    assert_eq!(remaining(&r), 100_000 - 4, "a 4xx costs one");
+}
+
+/// 4 requests in flight per campaign, and the seven methods with a `parallel-limit-value` of
+/// their own instead (getOrders: 6), each message naming its number.
+#[tokio::test]
+async fn ymarket_allows_four_requests_in_flight_per_campaign_and_getorders_six() {
     let (s, http) = ymarket().await;
-    let slow = |campaign: u32| {
-        http.get(format!("{}/ymarket/v2/campaigns/{campaign}/orders", s.base))
+    let slow = |campaign: u32, what: &str| {
+        http.get(format!("{}/ymarket/v2/campaigns/{campaign}/{what}", s.base))
             .header("Api-Key", &s.key)
             .header("X-Mock-Delay", "800")
+            .header("X-Mock-Validation", "off")
             .send()
     };
-    let (same, other) = tokio::join!(
-        futures_util::future::join_all((0..5).map(|_| slow(5))),
-        futures_util::future::join_all((0..4).map(|_| slow(6))),
+    let (returns, orders, other) = tokio::join!(
+        futures_util::future::join_all((0..5).map(|_| slow(5, "returns"))),
+        futures_util::future::join_all((0..7).map(|_| slow(5, "orders"))),
+        futures_util::future::join_all((0..4).map(|_| slow(6, "returns"))),
     );
-    let mut statuses: Vec<u16> = Vec::new();
-    let mut refused = None;
-    for r in same {
-        let r = r.unwrap();
-        statuses.push(r.status().as_u16());
-        if r.status() == 420 {
-            refused = Some(r.json::<Value>().await.unwrap());
+    for (answers, max) in [(returns, 4), (orders, 6)] {
+        let mut statuses: Vec<u16> = Vec::new();
+        let mut refused = None;
+        for r in answers {
+            let r = r.unwrap();
+            statuses.push(r.status().as_u16());
+            if r.status() == 420 {
+                refused = Some(r.json::<Value>().await.unwrap());
+            }
         }
+        statuses.sort_unstable();
+        let mut want = vec![200; max];
+        want.push(420);
+        assert_eq!(statuses, want);
+        let refused = refused.unwrap();
+        assert_eq!(
+            refused["errors"][0]["message"],
+            format!("Hit rate limit of {max} parallel requests")
+        );
     }
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 200, 200, 200, 420]);
-    let refused = refused.unwrap();
-    assert_eq!(
-        refused["errors"][0]["message"],
-        "Hit rate limit of 4 parallel requests"
-    );
     assert!(
         other.into_iter().all(|r| r.unwrap().status() == 200),
         "campaign 6 has its own 4"
