@@ -74,11 +74,11 @@ pub struct RateHeader {
     pub on: When,
 }
 
-/// Up to six rate-limit headers: names and whole numbers, dates as seconds from now, or the IETF
+/// Up to nine rate-limit headers: names and whole numbers, dates as seconds from now, or the IETF
 /// fields' two numbers (no allocation: this is on every answer).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateHeaders {
-    items: [(&'static str, u64, u64, Form); 6],
+    items: [(&'static str, u64, u64, Form); 9],
     len: usize,
 }
 
@@ -139,7 +139,7 @@ impl RateHeaders {
 }
 
 /// The most headers a definition may name (the size of [`RateHeaders`], less the sandbox's own).
-pub(crate) const MAX_RATE_HEADERS: usize = 5;
+pub(crate) const MAX_RATE_HEADERS: usize = 8;
 
 /// The sandbox's own hint of a pause, for services that give none.
 pub const X_APISTEND_RETRY_AFTER: &str = "x-apistend-retry-after";

@@ -13,7 +13,9 @@ impl Service {
     /// `Retry-After` (seconds or an HTTP date) and the sandbox's `X-APIStend-Retry-After`, the
     /// longest of them; when none says, the moment the bucket is
     /// full again where the service names only that (Yandex Market's
-    /// `X-RateLimit-Resource-Until`). `None` when the answer announces no pause.
+    /// `X-RateLimit-Resource-Until`; the older `RateLimit-Reset` and `X-RateLimit-Reset` in
+    /// seconds, or in Unix seconds where the number is one, as GitHub writes it), unless the
+    /// answer reports tokens left. `None` when the answer announces no pause.
     ///
     /// ```
     /// let catalog = apistend_catalog::Catalog::builtin()?;
@@ -25,6 +27,21 @@ impl Service {
     /// let h = |name: &str| (name == "x-lognex-retry-after").then_some("1500");
     /// assert_eq!(ms.announced_wait_ms(h, 0), Some(1500));
     /// assert_eq!(ms.announced_wait_ms(|_| None, 0), None);
+    /// // WB's reset is no pause of a refusal that names its own.
+    /// let h = |name: &str| match name {
+    ///     "x-ratelimit-retry" => Some("2"),
+    ///     "x-ratelimit-reset" => Some("9"),
+    ///     _ => None,
+    /// };
+    /// assert_eq!(wb.announced_wait_ms(h, 0), Some(2000));
+    /// let h = |name: &str| (name == "x-ratelimit-reset").then_some("9");
+    /// assert_eq!(wb.announced_wait_ms(h, 0), Some(9000));
+    /// let h = |name: &str| match name {
+    ///     "x-ratelimit-reset" => Some("9"),
+    ///     "x-ratelimit-remaining" => Some("3"),
+    ///     _ => None,
+    /// };
+    /// assert_eq!(wb.announced_wait_ms(h, 0), None, "tokens left: the reset is no pause");
     /// # Ok::<(), apistend_catalog::CatalogError>(())
     /// ```
     pub fn announced_wait_ms<'h>(
@@ -49,14 +66,37 @@ impl Service {
             .into_iter()
             .filter_map(|name| until(header(name)?.trim(), sent_ms));
         own.chain(general).max().or_else(|| {
-            self.headers
-                .iter()
-                .filter(|h| h.value == Ok(RateValue::ResetDate))
-                .find_map(|h| date_ms(header(h.name)?.trim()))
-                .map(|at| at.saturating_sub(sent_ms))
+            // Not while the answer says tokens are left: then the refusal is not the bucket's
+            // (too many requests in flight), and its reset is no pause.
+            if self
+                .reported(RateValue::Remaining, &header)
+                .is_some_and(|n| n > 0)
+            {
+                return None;
+            }
+            self.headers.iter().find_map(|h| {
+                let v = header(h.name)?.trim();
+                match h.value {
+                    Ok(RateValue::ResetDate) => date_ms(v).map(|at| at.saturating_sub(sent_ms)),
+                    Ok(RateValue::ResetSecs) => v.parse::<u64>().ok().map(|secs| {
+                        if secs >= UNIX_SECONDS_FROM {
+                            (secs.saturating_mul(1000)).saturating_sub(sent_ms)
+                        } else {
+                            secs.saturating_mul(1000)
+                        }
+                    }),
+                    Ok(RateValue::ResetMs) => v.parse().ok(),
+                    _ => None,
+                }
+            })
         })
     }
 }
+
+/// A reset in seconds this large is a moment, not a delay (2001-09-09 in Unix seconds; no
+/// window lasts 31 years): `X-RateLimit-Reset` is Unix seconds at GitHub, seconds from now
+/// elsewhere.
+const UNIX_SECONDS_FROM: u64 = 1_000_000_000;
 
 /// A `Retry-After` value: seconds (whole, or with a fraction as some servers write them), or an
 /// HTTP date (a past one is no pause).
@@ -81,6 +121,25 @@ fn date_ms(v: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use crate::{Catalog, ServiceId};
+
+    #[test]
+    fn a_reset_in_unix_seconds_is_a_moment_and_a_small_one_a_delay() {
+        let catalog = Catalog::builtin().unwrap();
+        let wb = catalog.service(ServiceId::WB).unwrap();
+        let at = |v: &'static str| move |n: &str| (n == "x-ratelimit-reset").then_some(v);
+        assert_eq!(
+            wb.announced_wait_ms(at("1700000060"), 1_700_000_000_000),
+            Some(60_000)
+        );
+        assert_eq!(
+            wb.announced_wait_ms(at("1600000000"), 1_700_000_000_000),
+            Some(0)
+        );
+        assert_eq!(
+            wb.announced_wait_ms(at("60"), 1_700_000_000_000),
+            Some(60_000)
+        );
+    }
 
     #[test]
     fn a_date_is_read_as_the_time_left_and_the_longest_pause_wins() {

@@ -6,9 +6,11 @@
 //! - [`route`]: which service a request is for, and where it goes upstream;
 //! - [`forward`]: one request through the stack, and every way it can fail as a clear answer;
 //! - [`upstream`]: the transport, answers streamed through unless judged by their body;
-//! - [`listen`]: the listener, on the sandbox's connection clock.
+//! - [`listen`]: the listener, on the sandbox's connection clock;
+//! - [`generic`]: the definition of an API that has none.
 
 mod forward;
+mod generic;
 mod limits;
 mod listen;
 mod route;
@@ -33,7 +35,10 @@ pub(crate) struct ProxyArgs {
     #[arg(long, env = "APISTEND_PROXY_LISTEN", default_value = "127.0.0.1:9000")]
     listen: SocketAddr,
     /// Services to proxy (repeat for several: each is then reached under its prefix, `/wb/…`,
-    /// or by a `Host` it claims). With one, every path is its.
+    /// or by a `Host` it claims). With one, every path is its. `generic` is an API with no
+    /// definition (with `--upstream`): one bucket per account, learned from its rate-limit
+    /// headers (IETF `RateLimit`, `RateLimit-Limit/-Remaining/-Reset`, `X-RateLimit-*`,
+    /// `Retry-After`) and its 429s.
     #[arg(long = "service", required = true)]
     services: Vec<String>,
     /// Where requests go: replaces the scheme and host of the services' own hosts (WB's per-host
@@ -104,7 +109,7 @@ async fn serve(args: &ProxyArgs) -> anyhow::Result<()> {
         )?,
         None => Overrides::default(),
     };
-    let catalog = args.services_dir.catalog(&Overrides::default())?;
+    let catalog = generic::catalog(&args.services_dir, &args.services)?;
     let store = Store::from_url(&args.store).with_context(|| format!("--store {}", args.store))?;
     let limits = Limits {
         max_body_bytes: args.max_body_bytes,

@@ -210,29 +210,53 @@ fn requests_through_the_proxy_are_paced_so_the_sandbox_refuses_none() {
 /// in-flight slots and paces the tokens, so the sandbox refuses none — no 1073, no 1049 — and
 /// every request is answered. The share of the weight budget used is printed (a figure, not a
 /// verdict: timing belongs to the benchmarks).
+/// `workers` threads that each send `rounds` requests with curl, one after another; asserts every
+/// answer is a 200. `false` (a loud skip) outside CI without curl.
+fn all_answered_200(
+    workers: usize,
+    rounds: usize,
+    method: &'static str,
+    url: &str,
+    headers: &[String],
+    body: Option<&str>,
+) -> bool {
+    let threads: Vec<_> = (0..workers)
+        .map(|_| {
+            let (url, headers) = (url.to_owned(), headers.to_vec());
+            let body = body.map(str::to_owned);
+            std::thread::spawn(move || {
+                let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+                (0..rounds)
+                    .map(|_| curl(method, &url, &headers, body.as_deref()))
+                    .map(|a| a.map(|a| (a.status, a.body)))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for t in threads {
+        for answer in t.join().unwrap() {
+            let Some((status, body)) = answer else {
+                return false;
+            };
+            assert_eq!(status, 200, "{body}");
+        }
+    }
+    true
+}
+
 #[test]
 fn sixteen_workers_through_the_proxy_meet_no_refusal_from_moysklad() {
     let (_s, sandbox_base, dir) = sandbox("proxy-moysklad", "");
     let upstream = format!("{sandbox_base}/moysklad/api/remap/1.2");
     let (_p, base) = proxy(&["--service", "moysklad", "--upstream", &upstream], &[]);
     let started = Instant::now();
-    let workers: Vec<_> = (0..16)
-        .map(|_| {
-            let url = format!("{base}/entity/product");
-            std::thread::spawn(move || {
-                let bearer = format!("Authorization: Bearer {KEY}");
-                (0..2)
-                    .map(|_| curl("GET", &url, &[&bearer, "X-Mock-Delay: 200"], None))
-                    .map(|a| a.map(|a| (a.status, a.body)))
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    for w in workers {
-        for answer in w.join().unwrap() {
-            let Some((status, body)) = answer else { return };
-            assert_eq!(status, 200, "{body}");
-        }
+    let url = format!("{base}/entity/product");
+    let headers = [
+        format!("Authorization: Bearer {KEY}"),
+        "X-Mock-Delay: 200".into(),
+    ];
+    if !all_answered_200(16, 2, "GET", &url, &headers, None) {
+        return;
     }
     let took = started.elapsed().as_secs_f64();
     assert_eq!(service_429s(&sandbox_base, "moysklad"), 0);
@@ -251,6 +275,137 @@ fn sixteen_workers_through_the_proxy_meet_no_refusal_from_moysklad() {
         (32.0 * 4.0) / budget
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Yandex Market's price updates through one proxy, 16 workers of 500 offers each: the proxy
+/// holds the method's 12 slots per campaign and weighs each request by its offers, so the
+/// sandbox answers no 420 (neither for requests in flight nor for offers per minute).
+#[test]
+fn sixteen_workers_of_500_offers_through_the_proxy_meet_no_420_from_yandex_market() {
+    // Both sides agree on the method's quota: 10 000 offers at once, then one a millisecond,
+    // so that the second round waits a few seconds, not a minute.
+    let quota = "[ymarket.groups.updatePrices]\nburst = 10000\ninterval_ms = 1\n";
+    let (_s, sandbox_base, dir) = sandbox("proxy-ymarket", quota);
+    let file = dir.join("sandbox.toml");
+    let upstream = format!("{sandbox_base}/ymarket");
+    let args = [
+        "--service",
+        "ymarket",
+        "--upstream",
+        &upstream,
+        "--overrides",
+    ];
+    let (_p, base) = proxy(&[&args[..], &[file.to_str().unwrap()]].concat(), &[]);
+    let offers: Vec<serde_json::Value> = (0..500)
+        .map(|i| serde_json::json!({"offerId": format!("SKU-{i}"), "price": {"value": 100, "currencyId": "RUR"}}))
+        .collect();
+    let body = serde_json::json!({ "offers": offers }).to_string();
+    let url = format!("{base}/v2/campaigns/7/offer-prices/updates");
+    let headers = [
+        format!("Api-Key: {KEY}"),
+        "X-Mock-Delay: 300".into(),
+        "Content-Type: application/json".into(),
+    ];
+    if !all_answered_200(16, 2, "POST", &url, &headers, Some(&body)) {
+        return;
+    }
+    let m = curl("GET", &format!("{sandbox_base}/metrics"), &[], None).unwrap();
+    let refusals: u64 = m
+        .body
+        .lines()
+        .filter(|l| l.starts_with("apistend_requests_total{service=\"ymarket\""))
+        .filter(|l| l.contains("status=\"420\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(refusals, 0, "{}", m.body);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// An API with no definition, behind `--service generic`: it speaks the older
+/// `RateLimit-Limit/-Remaining/-Reset` triple and is stricter than the generic nominal quota
+/// (4 at once, one per 500 ms against 10 a second). Every request is answered, the sandbox's few
+/// refusals are waited out as announced, and the proxy shows what it learned.
+#[test]
+fn the_generic_proxy_fronts_an_api_it_has_no_definition_of() {
+    let dir = temp_dir("proxy-generic");
+    let services = dir.join("services");
+    std::fs::create_dir_all(&services).unwrap();
+    std::fs::write(services.join("triple.toml"), triple()).unwrap();
+    let extra = [
+        "--demo-key".as_ref(),
+        KEY.as_ref(),
+        "--services".as_ref(),
+        services.as_os_str(),
+        "--admin-token".as_ref(),
+        TOKEN.as_ref(),
+    ];
+    let (_s, sandbox_base) = serve_process(env!("CARGO_BIN_EXE_apistend"), &dir, &extra);
+    let upstream = format!("{sandbox_base}/triple");
+    let (_p, base) = proxy(&["--service", "generic", "--upstream", &upstream], &[]);
+    let bearer = format!("Authorization: Bearer {KEY}");
+    for i in 0..12 {
+        let Some(a) = curl(
+            "GET",
+            &format!("{base}/things"),
+            &[&bearer, "X-Mock-Delay: 0"],
+            None,
+        ) else {
+            return;
+        };
+        assert_eq!(a.status, 200, "request {i}: {}", a.body);
+    }
+    let refused = service_429s(&sandbox_base, "triple");
+    eprintln!("12 requests through the generic proxy: {refused} refusals by the sandbox");
+    assert!(refused <= 3, "{refused}");
+    let report = conduct(&sandbox_base);
+    assert_eq!(report["verdict"], "clean", "{report}");
+    let learned = curl("GET", &format!("{base}/learned"), &[], None).unwrap();
+    let learned: serde_json::Value = serde_json::from_str(&learned.body).unwrap();
+    let row = &learned["learned"][0];
+    assert_eq!(
+        (row["service"].as_str(), row["group"].as_str()),
+        (Some("generic"), Some("default")),
+        "{learned}"
+    );
+    assert_eq!(row["burst"].as_u64(), Some(4), "{learned}");
+    // Without --upstream it has nowhere to go.
+    let out = Command::new(env!("CARGO_BIN_EXE_apistend"))
+        .args(["proxy", "--listen", "127.0.0.1:0", "--service", "generic"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give --upstream"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A user's service that sends the older triple of rate-limit headers, 4 at once and one per
+/// 500 ms: the IETF test definition with the triple in place of the IETF fields.
+fn triple() -> String {
+    let ietf = "[[rate_headers]]\nname = \"RateLimit-Policy\"\nvalue = \"ietf_policy\"\n\n[[rate_headers]]\nname = \"RateLimit\"\nvalue = \"ietf_limit\"\n";
+    let triple: String = [
+        ("Limit", "limit"),
+        ("Remaining", "remaining"),
+        ("Reset", "reset_secs"),
+    ]
+    .iter()
+    .map(|(name, value)| {
+        format!("[[rate_headers]]\nname = \"RateLimit-{name}\"\nvalue = \"{value}\"\n\n")
+    })
+    .collect();
+    let def = apistend_testkit::IETF_DEFINITION;
+    assert!(
+        def.contains(ietf),
+        "the IETF definition names its fields so"
+    );
+    def.replacen("id = \"ietf\"", "id = \"triple\"", 1)
+        .replacen("prefix = \"/ietf\"", "prefix = \"/triple\"", 1)
+        .replacen(&format!("{ietf}\n"), &triple, 1)
+        .replacen(
+            "quota = { count = 20, period_ms = 2000 }",
+            "quota = { burst = 4, interval_ms = 500 }",
+            1,
+        )
 }
 
 #[test]
