@@ -607,6 +607,91 @@ async fn wb_cards(p: &Pair) {
     assert_eq!(v["cards"], json!([]), "in the trash, not in the list: {v}");
 }
 
+/// Yandex Market: a campaign's prices written by `offer-prices/updates` (each under its
+/// `offerId`, in place of the one there, stamped `updatedAt`), listed by `POST offer-prices`
+/// (filtered by `offerIds`) and by `GET offer-prices` (the offer named `id`) over pages of
+/// `pageToken`; another campaign keeps its own.
+async fn ymarket_prices(p: &Pair) {
+    let c = support::client();
+    let at = |base: &str, campaign: u32, path: &str| {
+        format!("{base}/ymarket/v2/campaigns/{campaign}/offer-prices{path}")
+    };
+    let update = |base: &str, offers: Vec<Value>| {
+        c.post(at(base, 7, "/updates"))
+            .header("Api-Key", p.key())
+            .json(&json!({ "offers": offers }))
+    };
+    let price = |id: &str, value: u32| json!({"offerId": id, "price": {"value": value, "currencyId": "RUR"}});
+    let offers: Vec<Value> = (0..5).map(|i| price(&format!("p-{i}"), 100 + i)).collect();
+    let (status, v) = send(update(p.write(), offers)).await;
+    assert_eq!((status, &v), (200, &json!({"status": "OK"})), "{v}");
+    send(update(p.write(), vec![price("p-3", 990)])).await;
+    let by_ids = |campaign: u32, ids: Value| {
+        c.post(at(p.read(), campaign, ""))
+            .header("Api-Key", p.key())
+            .json(&json!({ "offerIds": ids }))
+    };
+    let (status, v) = send(by_ids(7, json!(["p-3", "p-1", "none"]))).await;
+    assert_eq!(status, 200, "{v}");
+    let mut got: Vec<(String, u64)> = v["result"]["offers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            assert!(
+                o["updatedAt"].as_str().is_some_and(|t| t.contains('T')),
+                "{o}"
+            );
+            (
+                o["offerId"].as_str().unwrap().to_owned(),
+                o["price"]["value"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [("p-1".to_owned(), 101), ("p-3".to_owned(), 990)],
+        "{v}"
+    );
+    let (_, v) = send(by_ids(8, json!(["p-1"]))).await;
+    assert_eq!(
+        v["result"]["offers"],
+        json!([]),
+        "another campaign keeps its own"
+    );
+    // Every price of the campaign by GET, two a page: the example's and the five written.
+    let (mut seen, mut token) = (Vec::new(), None::<String>);
+    for page in 0..3 {
+        let query = token
+            .as_ref()
+            .map_or("?limit=2".to_owned(), |t| format!("?limit=2&pageToken={t}"));
+        let (status, v) = send(
+            c.get(format!("{}{query}", at(p.read(), 7, "")))
+                .header("Api-Key", p.key()),
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        for o in v["result"]["offers"].as_array().unwrap() {
+            seen.push(o["id"].as_str().unwrap().to_owned());
+        }
+        token = v["result"]["paging"]["nextPageToken"]
+            .as_str()
+            .map(str::to_owned);
+        assert_eq!(token.is_none(), page == 2, "page {page}: {v}");
+    }
+    assert_eq!(
+        seen[seen.len() - 5..],
+        ["p-0", "p-1", "p-2", "p-3", "p-4"],
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn ymarket_keeps_the_prices_it_is_sent() {
+    ymarket_prices(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn wb_keeps_the_cards_it_is_sent() {
     wb_cards(&Pair::memory(|c| c).await).await;
@@ -650,6 +735,7 @@ async fn two_instances_on_one_redis_read_what_the_other_wrote() {
     wb_stocks(&p).await;
     wb_cards(&p).await;
     ymarket_offers(&p).await;
+    ymarket_prices(&p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
