@@ -166,9 +166,16 @@ async fn metrics(state: &AppState) -> Response<Body> {
     {
         let _ = r.ping().await;
     }
-    let mut r = Response::new(Body::from(
-        state.metrics.render(&state.store, state.journal.size()),
-    ));
+    let sandboxes = || state.tenants.list().into_iter().map(|s| s.id).collect();
+    let tally = state.journal.tally(sandboxes).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the conduct tally: the shared journal did not answer");
+        crate::journal::Tally::default()
+    });
+    let mut r = Response::new(Body::from(state.metrics.render(
+        &state.store,
+        state.journal.size(),
+        &tally,
+    )));
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),

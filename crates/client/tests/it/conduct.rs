@@ -355,6 +355,53 @@ async fn the_conduct_report_tells_an_obeying_client_from_a_hammering_one_and_a_d
         let reasons = k["reasons"].to_string();
         assert!(reasons.contains("repeated after a 401"), "{reasons}");
     }
+    // The metrics tell the same, summed over the keys per service and group.
+    let text = reqwest::get(format!("{}/metrics", s.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let gauge = |line_start: String| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&line_start)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{line_start} in:\n{text}"))
+    };
+    let mut sums: std::collections::BTreeMap<(String, String), (u64, u64)> = Default::default();
+    for k in report["keys"].as_array().unwrap() {
+        for g in k["groups"].as_array().unwrap() {
+            let at = (
+                g["service"].as_str().unwrap().to_owned(),
+                g["group"].as_str().unwrap_or_default().to_owned(),
+            );
+            let dead: u64 = g["retried_dead_ends"]
+                .as_object()
+                .unwrap()
+                .values()
+                .filter_map(Value::as_u64)
+                .sum();
+            let e = sums.entry(at).or_default();
+            e.0 += g["early_retries"].as_u64().unwrap();
+            e.1 += dead;
+        }
+    }
+    assert!(sums.values().any(|(early, _)| *early > 0), "{report}");
+    for ((service, group), (early, dead)) in sums {
+        let labels = format!("{{service=\"{service}\",group=\"{group}\"}}");
+        assert_eq!(
+            gauge(format!("apistend_conduct_early_retries{labels}")),
+            early
+        );
+        assert_eq!(
+            gauge(format!("apistend_conduct_retried_dead_ends{labels}")),
+            dead
+        );
+    }
+    assert_eq!(gauge("apistend_conduct_keys{verdict=\"clean\"}".into()), 3);
+    assert_eq!(
+        gauge("apistend_conduct_keys{verdict=\"violations\"}".into()),
+        6
+    );
 }
 
 /// This crate's client keeps a clean conduct on the other four services too, against a

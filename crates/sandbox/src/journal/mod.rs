@@ -8,7 +8,8 @@
 //! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
 //!   instance shares (with `--redis`), written in batches off the request path;
 //! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key;
-//!   [`touches`]: the levels requests left their buckets at (the dashboard's order and history).
+//!   [`touches`]: the levels requests left their buckets at (the dashboard's order and history);
+//!   [`tally`]: the conduct of every sandbox's keys, summed for the metrics.
 
 pub(crate) mod conduct;
 pub(crate) mod entry;
@@ -19,6 +20,7 @@ mod mask;
 pub(crate) mod record;
 mod ring;
 mod shared;
+pub(crate) mod tally;
 mod touches;
 
 use std::sync::Arc;
@@ -33,6 +35,7 @@ pub(crate) use error::JournalError;
 
 pub(crate) use filter::Filter;
 pub(crate) use record::Record;
+pub(crate) use tally::Tally;
 pub(crate) use touches::Touch;
 
 /// Where the journal lives.
@@ -53,6 +56,8 @@ pub(crate) struct Journal {
     arrived: Notify,
     /// Waits on: with none, a request kept wakes nobody (and costs no lock for it).
     waiting: std::sync::atomic::AtomicUsize,
+    /// The conduct tallied for the metrics, by sandbox.
+    tallied: tally::Cache,
 }
 
 /// How often a wait reads a journal kept in Redis again.
@@ -71,6 +76,7 @@ impl Journal {
             catalog,
             arrived: Notify::new(),
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            tallied: tally::Cache::default(),
         }
     }
 
@@ -85,6 +91,7 @@ impl Journal {
             catalog,
             arrived: Notify::new(),
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            tallied: tally::Cache::default(),
         }
     }
 
@@ -128,13 +135,57 @@ impl Journal {
     /// A shared journal whose Redis does not answer.
     pub(crate) async fn records(&self, sandbox: &str) -> Result<Vec<Record>, JournalError> {
         match &self.store {
-            Store::Memory(r) => Ok(r
-                .of(sandbox)
-                .iter()
-                .map(|(seq, e)| Record::of(e, format!("{}-{seq}", self.instance), &self.catalog))
-                .collect()),
+            Store::Memory(r) => Ok(self.render(&r.of(sandbox))),
             Store::Redis(s) => s.of(sandbox).await,
         }
+    }
+
+    /// Requests of this instance's memory, as they are shown.
+    fn render(&self, entries: &[(u64, Arc<Entry>)]) -> Vec<Record> {
+        entries
+            .iter()
+            .map(|(seq, e)| Record::of(e, format!("{}-{seq}", self.instance), &self.catalog))
+            .collect()
+    }
+
+    /// The conduct of every sandbox's keys, tallied for the metrics ([`tally`]): a sandbox's
+    /// report is made again only when its requests changed. `sandboxes` lists them for a
+    /// journal in Redis (one in memory knows its own).
+    ///
+    /// # Errors
+    /// A shared journal whose Redis does not answer.
+    pub(crate) async fn tally(
+        &self,
+        sandboxes: impl FnOnce() -> Vec<String>,
+    ) -> Result<Tally, JournalError> {
+        let mut all = Tally::default();
+        match &self.store {
+            Store::Memory(r) => {
+                let held = r.sandboxes();
+                for s in &held {
+                    let entries = r.of(s);
+                    let seq = |e: Option<&(u64, Arc<Entry>)>| e.map_or(0, |(n, _)| *n);
+                    let version = (seq(entries.first()), seq(entries.last()), entries.len());
+                    let t = self.tallied.get(s, version).unwrap_or_else(|| {
+                        let t = Tally::of(&conduct::report(&self.render(&entries)));
+                        self.tallied.put(Arc::clone(s), version, t.clone());
+                        t
+                    });
+                    all.add(&t);
+                }
+                self.tallied.retain(&held);
+            }
+            Store::Redis(shared) => {
+                if let Some(t) = self.tallied.shared() {
+                    return Ok(t);
+                }
+                for s in sandboxes() {
+                    all.add(&Tally::of(&conduct::report(&shared.of(&s).await?)));
+                }
+                self.tallied.put_shared(all.clone());
+            }
+        }
+        Ok(all)
     }
 
     /// `sandbox`'s requests since `since_ms` that reached a bucket, oldest first, as the marks

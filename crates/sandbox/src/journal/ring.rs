@@ -131,6 +131,16 @@ impl Ring {
             })
     }
 
+    /// The sandboxes that have requests here.
+    pub(crate) fn sandboxes(&self) -> Vec<Arc<str>> {
+        self.lock()
+            .by_sandbox
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(s, _)| Arc::clone(s))
+            .collect()
+    }
+
     /// Forgets `sandbox`'s requests.
     pub(crate) fn clear(&self, sandbox: &str) {
         let mut g = self.lock();

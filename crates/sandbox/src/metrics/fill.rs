@@ -83,7 +83,7 @@ pub(crate) fn render(
 }
 
 /// A label value as the text format wants it: backslash, quote and newline escaped.
-fn escape(v: &str) -> String {
+pub(super) fn escape(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")

@@ -8,8 +8,10 @@
 //! exporter's histograms pin a crossbeam epoch and push each sample into an atomic bucket that
 //! upkeep drains later — measured at 4–6 % of the gateway's throughput when it was tried — while
 //! fixed bounds known at start need only one counter per bound: [`fill`] keeps those counters
-//! and renders them in the histogram format after the exporter's text.
+//! and renders them in the histogram format after the exporter's text. The conduct report's
+//! gauges ([`conduct`]) are rendered there too, from the journal at each scrape.
 
+mod conduct;
 mod fill;
 
 mod recorder;
@@ -248,8 +250,13 @@ impl Metrics {
     /// Prometheus text exposition format 0.0.4: every family of the registry (the sandbox's,
     /// and the engine's once the recorder is the global one), with the state of `store` and of
     /// `journal` (requests and bytes kept in this instance's memory, requests lost on the way
-    /// to Redis).
-    pub(crate) fn render(&self, store: &Store, journal: crate::journal::Size) -> String {
+    /// to Redis), and the conduct `tally` of the requests the journal holds.
+    pub(crate) fn render(
+        &self,
+        store: &Store,
+        journal: crate::journal::Size,
+        tally: &crate::journal::Tally,
+    ) -> String {
         let (kind, keys, degraded, fallbacks) = match store {
             Store::Redis(r) => (
                 "redis",
@@ -283,6 +290,7 @@ impl Metrics {
             .absolute(journal.lost);
         let mut out = self.recorder.handle().render();
         fill::render(&mut out, &self.fill, |s, g| self.labels(s, g, None));
+        conduct::render(&mut out, tally);
         out
     }
 }

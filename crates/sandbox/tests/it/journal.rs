@@ -367,8 +367,28 @@ async fn filters_count_wait_for_and_clear() {
     .await;
     assert_eq!(waited, json!({"reached": false, "count": 3}));
 
+    // The metrics' conduct gauges follow the journal: made again when it changed, gone with it.
+    let pings = || async {
+        let text = c
+            .get(format!("{}/metrics", s.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .filter(|l| l.starts_with("apistend_conduct_requests{service=\"wb\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum::<u64>()
+    };
+    let before = pings().await;
+    assert!(before >= 3, "{before}");
+    assert_eq!(ping(&s, KEY, "").await, 200);
+    assert_eq!(pings().await, before + 1);
     assert_eq!(clear(&s, &id).await, 204);
     assert_eq!(count("").await, 0);
+    assert_eq!(pings().await, 0, "a cleared journal judges nothing");
     let r = c
         .get(format!("{}/api/v1/sandboxes/nope/requests", s.base))
         .bearer_auth(TOKEN)
