@@ -9,7 +9,8 @@
 //! property, so a product is also a service), and a request that fits two branches is one the
 //! real service takes. A type no JSON Schema has (Ozon's `"array of strings"`, `"int"`) is
 //! read as the type it names where that is clear, and otherwise not checked; each such change is
-//! noted, and the notes become the operation's relaxations.
+//! noted, and the notes become the operation's relaxations. Bounds a description states only in
+//! prose are added where the schema states none ([`super::prose`]).
 
 use std::collections::BTreeMap;
 
@@ -136,6 +137,9 @@ impl<'d> Converter<'d> {
         let mut out = self.kept(obj);
         self.types(&mut out);
         self.pattern(&mut out);
+        if let Some(d) = obj.get("description").and_then(Value::as_str) {
+            super::prose::add_bounds(&mut out, d);
+        }
         if self.dialect == Dialect::ProtobufJson {
             numbers_as_text(&mut out);
             // protobuf's JSON mapping reads `null` as a field's default, whatever its type.

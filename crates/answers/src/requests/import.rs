@@ -96,9 +96,16 @@ fn parameters(
         } else {
             Scalar::of(&declared)
         };
-        let schema = p
+        let mut schema = p
             .get("schema")
             .map_or(Value::Bool(true), |s| conv.schema(s));
+        // The parameter's own description may state its bounds ("максимум — 2000, минимум — 1").
+        if let (Some(d), Some(o)) = (
+            p.get("description").and_then(Value::as_str),
+            schema.as_object_mut(),
+        ) {
+            super::prose::add_bounds(o, d);
+        }
         let [in_path, in_query] = &mut places;
         let (props, required) = match place {
             Place::Path => in_path,

@@ -10,6 +10,7 @@ mod contract;
 mod convert;
 mod import;
 mod keywords;
+mod prose;
 mod rules;
 
 pub use check::Invalid;

@@ -193,6 +193,53 @@ async fn ozon_refuses_what_its_seller_api_refuses() {
     refused(&s, cases, ozon_shape).await;
 }
 
+/// Bounds the descriptions state only in prose (docs/requests.md, "Bounds said in prose"):
+/// Ozon's "Минимум — 1, максимум — 1000" for `/v3/product/list`'s `limit`, its "до 100
+/// идентификаторов" for `/v1/product/archive`, WB's "Максимум 1 000 товаров" for a price upload;
+/// each refused past the bound in the service's words, and taken at it.
+#[tokio::test]
+async fn bounds_said_only_in_prose_are_checked() {
+    let s = open().await;
+    let o = |p, b| post("ozon", M::POST, p, b);
+    let ids = |n: usize| {
+        let ids: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+        format!(r#"{{"product_id": [{}]}}"#, ids.join(","))
+    };
+    let goods = |n: usize| {
+        let goods: Vec<String> = (1..=n)
+            .map(|i| format!(r#"{{"nmID": {i}, "price": 100}}"#))
+            .collect();
+        format!(r#"{{"data": [{}]}}"#, goods.join(","))
+    };
+    let (hundred, hundred_one) = (ids(100), ids(101));
+    let (thousand, thousand_one) = (goods(1000), goods(1001));
+    let upload = |b| post("wb", M::POST, "/discounts-prices-api/api/v2/upload/task", b);
+    for (req, label) in [
+        (
+            o("/v3/product/list", r#"{"filter": {}, "limit": 1000}"#),
+            "limit 1000",
+        ),
+        (o("/v1/product/archive", &hundred), "100 ids"),
+        (upload(&thousand), "1 000 goods"),
+    ] {
+        let (status, why, body) = send(&s, req).await;
+        assert_eq!((status, why.as_str()), (200, ""), "{label}: {body}");
+    }
+    let ozon: Cases<'_> = vec![
+        (
+            o("/v3/product/list", r#"{"filter": {}, "limit": 1001}"#),
+            "body.limit: must be <=1000",
+        ),
+        (
+            o("/v3/product/list", r#"{"filter": {}, "limit": 0}"#),
+            "body.limit: must be >=1",
+        ),
+        (o("/v1/product/archive", &hundred_one), "body.product_id:"),
+    ];
+    refused(&s, ozon, ozon_shape).await;
+    refused(&s, vec![(upload(&thousand_one), "body.data:")], wb_shape).await;
+}
+
 /// WB: its common error body (the specs' `response400`/`models.Error`: `title`, `detail`,
 /// `code`, `requestId`, `origin`, `status`, `statusText`, `timestamp`), the reason as `detail`.
 fn wb_shape(body: &Value, why: &str) {
