@@ -47,6 +47,15 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ),
 ];
 
+/// An API with no definition of its own (`apistend proxy --service generic`, or a client whose
+/// catalog is loaded [`with_generic`](Definitions::with_generic)): one bucket per account at a
+/// nominal 10 requests a second, learned from every family of rate-limit headers an API may
+/// send. Its file name and text; not one of the sandbox's services.
+pub const GENERIC: (&str, &str) = ("generic.toml", include_str!("generic.toml"));
+
+/// The id [`GENERIC`] defines.
+pub const GENERIC_ID: &str = "generic";
+
 /// The text of the built-in definition in `file` (`"b24.toml"`): what a user copies and edits.
 ///
 /// ```
@@ -161,6 +170,26 @@ impl Definitions {
             None => self.files.push(added),
         }
         Ok(self)
+    }
+
+    /// These definitions and [`GENERIC`], unless one of them has its id (a user's file of id
+    /// `generic` is kept instead).
+    ///
+    /// ```
+    /// use apistend_catalog::{Catalog, definition::Definitions};
+    /// let catalog = Catalog::load(&Definitions::builtin().with_generic()?, None)?;
+    /// let generic = catalog.service(catalog.service_id("generic")?).unwrap();
+    /// assert_eq!(generic.groups[0].id, "default");
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// None in practice: [`GENERIC`] is a valid definition (a test loads it).
+    pub fn with_generic(self) -> Result<Self, CatalogError> {
+        if self.files.iter().any(|f| f.id == GENERIC_ID) {
+            return Ok(self);
+        }
+        self.with_file(GENERIC.0.into(), GENERIC.1.into())
     }
 
     /// Only the services of `ids`, in catalog order (`apistend serve --only wb,ozon`): a
