@@ -32,8 +32,8 @@ impl HeldSlots {
 
 impl Store {
     /// One slot of each limit of `wanted` (a key and its slots), all or none: `Err(i)` when the
-    /// `i`-th is full (the slots taken before it are given back), so a refusal can name it. Within a Tokio runtime, held slots
-    /// are renewed every third of their shortest lease.
+    /// `i`-th is full (the slots taken before it are given back), so a refusal can name it.
+    /// Within a Tokio runtime, held slots are renewed every third of their shortest lease.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
