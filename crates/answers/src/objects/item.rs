@@ -66,7 +66,14 @@ impl<'a> Shape<'a> {
             out = wrapped;
         }
         for (to, from) in &action.fields {
-            match (o.get(from), &mut out) {
+            // The object's field, or a pointer into it (Yandex Market's stock count is a
+            // written `/items/0/count`).
+            let value = if from.starts_with('/') {
+                o.pointer(from)
+            } else {
+                o.get(from)
+            };
+            match (value, &mut out) {
                 // A pointer: a field inside the item (Ozon's `/stocks/0/present`), of the type
                 // the answer documents there (Ozon's prices are sent as strings and answered as
                 // numbers).

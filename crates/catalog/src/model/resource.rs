@@ -208,8 +208,10 @@ pub struct Action {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub filter_by: BTreeMap<String, String>,
     /// Fields of the answer's items that show another field of the object: answer field (or a
-    /// JSON pointer into the item) → object field (Ozon's product list shows the product's `id`
-    /// as `product_id`; its stocks show `stock` at `/stocks/0/present`).
+    /// JSON pointer into the item) → object field (or a JSON pointer into the object) (Ozon's
+    /// product list shows the product's `id` as `product_id`; its stocks show `stock` at
+    /// `/stocks/0/present`; Yandex Market's show a written `/items/0/count` at
+    /// `/stocks/0/count`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
     /// A create of a job that also writes objects of another collection (`model/job.rs`).

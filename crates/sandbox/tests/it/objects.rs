@@ -687,6 +687,76 @@ async fn ymarket_prices(p: &Pair) {
     );
 }
 
+/// Yandex Market: a campaign's stocks written by `PUT offers/stocks` (each `skus[]` under its
+/// `sku`), read back by `POST offers/stocks` as the offers of its warehouse — the sku as
+/// `offerId`, the count as the first stock — filtered by `offerIds`, over pages of `pageToken`.
+async fn ymarket_stocks(p: &Pair) {
+    let c = support::client();
+    let at =
+        |base: &str, campaign: u32| format!("{base}/ymarket/v2/campaigns/{campaign}/offers/stocks");
+    let put = |skus: Vec<Value>| {
+        c.put(at(p.write(), 7))
+            .header("Api-Key", p.key())
+            .json(&json!({ "skus": skus }))
+    };
+    let sku = |id: &str, count: u32| json!({"sku": id, "items": [{"count": count}]});
+    let skus: Vec<Value> = (0..3).map(|i| sku(&format!("s-{i}"), 10 + i)).collect();
+    let (status, v) = send(put(skus)).await;
+    assert_eq!((status, &v), (200, &json!({"status": "OK"})), "{v}");
+    send(put(vec![sku("s-1", 99)])).await;
+    let list = |campaign: u32, query: &str, body: Value| {
+        c.post(format!("{}{query}", at(p.read(), campaign)))
+            .header("Api-Key", p.key())
+            .json(&body)
+    };
+    let (status, v) = send(list(7, "", json!({"offerIds": ["s-1", "s-2"]}))).await;
+    assert_eq!(status, 200, "{v}");
+    let offers = v["result"]["warehouses"][0]["offers"].as_array().unwrap();
+    let mut got: Vec<(String, u64)> = offers
+        .iter()
+        .map(|o| {
+            assert!(
+                o.get("sku").is_none() && o.get("items").is_none(),
+                "only the answer's fields: {o}"
+            );
+            (
+                o["offerId"].as_str().unwrap().to_owned(),
+                o["stocks"][0]["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, [("s-1".to_owned(), 99), ("s-2".to_owned(), 12)], "{v}");
+    let (_, v) = send(list(8, "", json!({"offerIds": ["s-1"]}))).await;
+    assert_eq!(
+        v["result"]["warehouses"][0]["offers"],
+        json!([]),
+        "another campaign keeps its own"
+    );
+    // All of them, two a page: the example's offer and the three written.
+    let (mut seen, mut token) = (Vec::new(), None::<String>);
+    for page in 0..2 {
+        let query = token
+            .as_ref()
+            .map_or("?limit=2".to_owned(), |t| format!("?limit=2&pageToken={t}"));
+        let (status, v) = send(list(7, &query, json!({}))).await;
+        assert_eq!(status, 200, "{v}");
+        for o in v["result"]["warehouses"][0]["offers"].as_array().unwrap() {
+            seen.push(o["offerId"].as_str().unwrap().to_owned());
+        }
+        token = v["result"]["paging"]["nextPageToken"]
+            .as_str()
+            .map(str::to_owned);
+        assert_eq!(token.is_none(), page == 1, "page {page}: {v}");
+    }
+    assert_eq!(seen[1..], ["s-0", "s-1", "s-2"], "{seen:?}");
+}
+
+#[tokio::test]
+async fn ymarket_keeps_the_stocks_it_is_sent() {
+    ymarket_stocks(&Pair::memory(|c| c).await).await;
+}
+
 #[tokio::test]
 async fn ymarket_keeps_the_prices_it_is_sent() {
     ymarket_prices(&Pair::memory(|c| c).await).await;
@@ -736,6 +806,7 @@ async fn two_instances_on_one_redis_read_what_the_other_wrote() {
     wb_cards(&p).await;
     ymarket_offers(&p).await;
     ymarket_prices(&p).await;
+    ymarket_stocks(&p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
