@@ -4,9 +4,11 @@
 //! `apistend_store_keys` gauge). What a CI runner that hosts many suites' sandboxes in one
 //! instance holds.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
+use apistend_catalog::Service;
 use serde_json::{Value, json};
 
 use crate::gateway::issue_key;
@@ -39,27 +41,30 @@ const IN_FLIGHT: usize = 16;
 /// The longest a population may take.
 const LIMIT: Duration = Duration::from_secs(300);
 
-/// WB's plain `GET` operations (no path parameter) with their hostname, one per limit group.
-fn wb_operations() -> anyhow::Result<Vec<(String, String)>> {
+/// A host and a path to call there.
+type Call = (String, String);
+
+/// The plain `GET` operations (no path parameter, on a host of their own) of the catalog's
+/// service whose such operations reach the most limit groups, one per group (WB's, in the
+/// built-in catalog): each call of a new one by a key makes one bucket.
+fn plain_operations() -> anyhow::Result<(Arc<Service>, Vec<Call>)> {
     let catalog = apistend_catalog::Catalog::builtin()?;
-    let wb = catalog
-        .service(apistend_catalog::ServiceId::WB)
-        .context("no WB in the catalog")?;
-    let mut seen = std::collections::HashSet::new();
-    Ok(wb
-        .operations
+    let of = |svc: &Service| -> Vec<Call> {
+        let mut seen = std::collections::HashSet::new();
+        svc.operations
+            .iter()
+            .filter(|op| op.method == apistend_catalog::Method::Get && !op.path.contains('{'))
+            .filter_map(|op| Some((op.host.clone()?, op.path.clone(), *op.groups.first()?)))
+            .filter(|(_, _, g)| seen.insert(*g))
+            .map(|(host, path, _)| (host, path))
+            .collect()
+    };
+    catalog
+        .services()
         .iter()
-        .filter(|op| op.method == apistend_catalog::Method::Get && !op.path.contains('{'))
-        .filter_map(|op| {
-            Some((
-                op.host.clone()?,
-                op.path.clone(),
-                op.groups.first().copied()?,
-            ))
-        })
-        .filter(|(_, _, g)| seen.insert(*g))
-        .map(|(host, path, _)| (host, path))
-        .collect())
+        .map(|svc| (Arc::new(svc.clone()), of(svc)))
+        .max_by_key(|(_, ops)| ops.len())
+        .context("an empty catalog")
 }
 
 /// Fills the sandbox at `base` (management token `token`) to `target`.
@@ -77,8 +82,8 @@ pub fn populate(base: &str, token: &str, target: Target) -> anyhow::Result<Popul
 async fn populate_async(base: &str, token: &str, target: Target) -> anyhow::Result<Populated> {
     let http = reqwest::Client::new();
     let started = Instant::now();
-    let ops = wb_operations()?;
-    ensure!(!ops.is_empty(), "no plain WB GET operation to call");
+    let (service, ops) = plain_operations()?;
+    ensure!(!ops.is_empty(), "no plain GET operation to call");
     // A key holds a bucket per group it has called: enough keys for the target, spread over the
     // sandboxes.
     let keys_needed = usize::try_from(target.buckets)?.div_ceil(ops.len());
@@ -126,15 +131,18 @@ async fn populate_async(base: &str, token: &str, target: Target) -> anyhow::Resu
         for chunk in keys.chunks(keys.len().div_ceil(IN_FLIGHT).max(1)) {
             let (http, url, host, chunk) =
                 (http.clone(), url.clone(), host.clone(), chunk.to_vec());
+            let service = Arc::clone(&service);
             set.spawn(async move {
                 for key in chunk {
-                    let r = http
+                    let mut r = http
                         .get(&url)
                         .header("Host", &host)
-                        .header("Authorization", &key)
-                        .header("X-Mock-Delay", "0")
-                        .send()
-                        .await?;
+                        .header("X-Mock-Delay", "0");
+                    // The credential as the service's clients send it (its definition's).
+                    for (name, value) in service.credential_headers(&key) {
+                        r = r.header(name, value);
+                    }
+                    let r = r.send().await?;
                     let _ = r.bytes().await?;
                 }
                 anyhow::Ok(())

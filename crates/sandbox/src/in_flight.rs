@@ -6,7 +6,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use apistend_catalog::{InFlightLimit, Service, namespace};
+use apistend_catalog::{Service, namespace};
 use apistend_limiter::{HeldSlots, LimiterError, Store};
 use axum::body::{Body, Bytes};
 use hyper::body::Frame;
@@ -17,11 +17,12 @@ use crate::buckets::{Owner, Spend};
 pub(crate) type Held = HeldSlots;
 
 /// The outcome of asking for a request's slots.
-pub(crate) enum Taken<'s> {
+pub(crate) enum Taken {
     /// Every slot: hold them until the answer is sent.
     All(Held),
-    /// This limit is full (the slots of the others were given back).
-    Full(Option<&'s InFlightLimit>),
+    /// The limit at this place of those that hold the call is full (the slots of the others
+    /// were given back).
+    Full(usize),
 }
 
 /// Takes one slot of each of `service`'s concurrency limits that hold the call `at` for
@@ -29,15 +30,14 @@ pub(crate) enum Taken<'s> {
 ///
 /// # Errors
 /// [`LimiterError`] when the store cannot answer (the slots taken so far are given back).
-pub(crate) async fn take<'s>(
+pub(crate) async fn take(
     store: &Store,
-    service: &'s Service,
+    service: &Service,
     owner: &Owner,
-    at: &Spend<'s>,
-) -> Result<Taken<'s>, LimiterError> {
-    let limits: Vec<&InFlightLimit> = service.in_flight_for(at.site.operation).collect();
-    let wanted: Vec<_> = limits
-        .iter()
+    at: &Spend<'_>,
+) -> Result<Taken, LimiterError> {
+    let wanted: Vec<_> = service
+        .in_flight_for(at.site.operation)
         .map(|limit| {
             let tenant = owner.tenant(service.id.as_str(), limit.scope);
             let key = limit.slots_key(namespace::IN_FLIGHT, &tenant, service.id, &at.site);
@@ -46,7 +46,7 @@ pub(crate) async fn take<'s>(
         .collect();
     Ok(match store.lease_all(&wanted).await? {
         Ok(held) => Taken::All(held),
-        Err(full) => Taken::Full(limits.get(full).copied()),
+        Err(full) => Taken::Full(full),
     })
 }
 

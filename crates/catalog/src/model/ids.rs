@@ -11,8 +11,9 @@ use std::fmt;
 /// use apistend_catalog::ServiceId;
 /// assert_eq!(ServiceId::new("wb"), ServiceId::WB);
 /// assert_eq!(ServiceId::new("mine").as_str(), "mine");
+/// assert_eq!(ServiceId::default().as_str(), "", "no service (a slot not filled yet)");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ServiceId(&'static str);
 
 impl ServiceId {

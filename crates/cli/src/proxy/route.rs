@@ -85,10 +85,10 @@ impl Routes {
                 .service(id)
                 .with_context(|| format!("--service {name}"))?;
             let default_host = svc.hostnames.iter().find(|h| !h.starts_with('*')).cloned();
-            if upstream.is_none() && svc.hostnames.is_empty() && svc.hosts.is_empty() {
-                bail!("--service {name}: it names no host; give --upstream, the API's URL");
-            }
             if upstream.is_none() && svc.hosts.is_empty() && default_host.is_none() {
+                if svc.hostnames.is_empty() {
+                    bail!("--service {name}: it names no host; give --upstream, the API's URL");
+                }
                 bail!(
                     "--service {name}: its hosts are per account ({}); give --upstream",
                     svc.hostnames.join(", ")

@@ -88,7 +88,8 @@ impl Entry {
             sandbox: Arc::from(""),
             key: Arc::from(""),
             credential: None,
-            service: ServiceId::WB,
+            // No service yet: the pipeline names it when it fills the slot.
+            service: Default::default(),
             operation: None,
             group: None,
             conn: 0,

@@ -22,6 +22,15 @@ pub(crate) struct Counts {
     pub(crate) retried_dead_ends: u64,
 }
 
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, other: Self) {
+        self.requests += other.requests;
+        self.refused += other.refused;
+        self.early_retries += other.early_retries;
+        self.retried_dead_ends += other.retried_dead_ends;
+    }
+}
+
 /// The conduct of every key, tallied.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Tally {
@@ -44,11 +53,12 @@ impl Tally {
             }
             for g in &k.groups {
                 let at = (g.service.clone(), g.group.clone().unwrap_or_default());
-                let c = t.groups.entry(at).or_default();
-                c.requests += g.requests;
-                c.refused += g.refused;
-                c.early_retries += g.early_retries;
-                c.retried_dead_ends += g.retried_dead_ends.values().sum::<u64>();
+                *t.groups.entry(at).or_default() += Counts {
+                    requests: g.requests,
+                    refused: g.refused,
+                    early_retries: g.early_retries,
+                    retried_dead_ends: g.retried_dead_ends.values().sum(),
+                };
             }
         }
         t
@@ -59,11 +69,7 @@ impl Tally {
         self.clean_keys += other.clean_keys;
         self.violating_keys += other.violating_keys;
         for (at, c) in &other.groups {
-            let mine = self.groups.entry(at.clone()).or_default();
-            mine.requests += c.requests;
-            mine.refused += c.refused;
-            mine.early_retries += c.early_retries;
-            mine.retried_dead_ends += c.retried_dead_ends;
+            *self.groups.entry(at.clone()).or_default() += *c;
         }
     }
 }

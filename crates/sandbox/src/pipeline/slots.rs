@@ -28,10 +28,11 @@ pub(super) async fn take(
     }
     match in_flight::take(&state.store, service, owner, at).await {
         Ok(Taken::All(h)) => Ok(Some(h)),
-        Ok(Taken::Full(limit)) => {
+        Ok(Taken::Full(full)) => {
             seen.refused = Some(crate::journal::Refused::InFlight);
             // Its message names the limit that is full (Yandex Market: "Hit rate limit of 4
-            // parallel requests"), not a bucket's.
+            // parallel requests"), not a bucket's: found again on this path only.
+            let limit = service.in_flight_for(at.site.operation).nth(full);
             let answer = admitted.answer(|ctx| {
                 let ctx = limit.map_or(*ctx, |l| ctx.with_limit(l.slots.max()));
                 Answer::error(service, &ErrorKind::TooManyInFlight, &ctx)

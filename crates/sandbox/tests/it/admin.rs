@@ -671,14 +671,7 @@ async fn default_latency_and_a_reproducible_default_scenario() {
             .await
             .unwrap();
     assert_eq!(r.status(), 404);
-    let metrics =
-        a.c.get(format!("{}/metrics", s.base))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+    let metrics = support::metrics(&s.base).await;
     let want = format!(
         r#"apistend_scenarios_total{{service="ozon",scenario="server_error"}} {}"#,
         failures * 2

@@ -234,14 +234,7 @@ async fn each_sandbox_keeps_its_latest_requests_and_all_keep_within_the_byte_bud
         kept_a < 5,
         "the oldest, of the other sandbox, went first: {kept_a}"
     );
-    let metrics = support::client()
-        .get(format!("{}/metrics", s.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = support::metrics(&s.base).await;
     let bytes: f64 = metrics
         .lines()
         .find_map(|l| l.strip_prefix("apistend_journal_bytes "))
@@ -369,15 +362,9 @@ async fn filters_count_wait_for_and_clear() {
 
     // The metrics' conduct gauges follow the journal: made again when it changed, gone with it.
     let pings = || async {
-        let text = c
-            .get(format!("{}/metrics", s.base))
-            .send()
+        support::metrics(&s.base)
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
+            .lines()
             .filter(|l| l.starts_with("apistend_conduct_requests{service=\"wb\""))
             .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
             .sum::<u64>()

@@ -150,14 +150,7 @@ async fn amocrm_refuses_the_eighth_request_in_a_second_then_locks_out_a_hammerin
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     assert_eq!(get(s.key.clone()).await.unwrap().status(), 403);
 
-    let metrics = http
-        .get(format!("{}/metrics", s.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = support::metrics(&s.base).await;
     assert!(
         metrics.contains("apistend_lockouts_total{service=\"amocrm\"} 1"),
         "{metrics}"

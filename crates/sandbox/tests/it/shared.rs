@@ -13,15 +13,12 @@ const QUOTA: &str = "[ozon.groups.client]\nburst = 5\ninterval_ms = 60000\n";
 /// An Ozon operation that keeps no objects: with Redis away, the limits fail open, where a
 /// collection's store answers 503.
 async fn ozon(c: &reqwest::Client, base: &str) -> u16 {
-    c.post(format!("{base}/ozon/v4/product/info/limit"))
+    let r = c
+        .post(format!("{base}/ozon/v4/product/info/limit"))
         .header("Client-Id", "1")
         .header("Api-Key", "test-key")
-        .header("X-Mock-Delay", "0")
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+        .header("X-Mock-Delay", "0");
+    support::status(r).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,16 +82,7 @@ async fn redis_going_away_and_coming_back_under_load() {
         503,
         "and says so"
     );
-    let metrics = |c: reqwest::Client, base: String| async move {
-        c.get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    };
-    let text = metrics(c.clone(), s.base.clone()).await;
+    let text = support::metrics(&s.base).await;
     assert!(
         text.lines()
             .any(|l| l == r#"apistend_store_degraded{store="redis"} 1"#),
@@ -109,7 +97,7 @@ async fn redis_going_away_and_coming_back_under_load() {
     // The gauge follows Redis itself, not the next emulated request: a scrape alone clears it.
     let mut cleared = false;
     for _ in 0..50 {
-        let text = metrics(c.clone(), s.base.clone()).await;
+        let text = support::metrics(&s.base).await;
         if text
             .lines()
             .any(|l| l == r#"apistend_store_degraded{store="redis"} 0"#)
@@ -138,7 +126,7 @@ async fn redis_going_away_and_coming_back_under_load() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(back, "the buckets are in Redis again once it is back");
-    let text = metrics(c.clone(), s.base.clone()).await;
+    let text = support::metrics(&s.base).await;
     assert!(
         text.lines()
             .any(|l| l == r#"apistend_store_degraded{store="redis"} 0"#),

@@ -20,14 +20,11 @@ async fn token(c: &reqwest::Client, base: &str, body: Value) -> (u16, Value) {
 }
 
 async fn account(c: &reqwest::Client, base: &str, bearer: &str) -> u16 {
-    c.get(format!("{base}/amocrm/api/v4/account"))
+    let r = c
+        .get(format!("{base}/amocrm/api/v4/account"))
         .bearer_auth(bearer)
-        .header("X-Mock-Delay", "0")
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+        .header("X-Mock-Delay", "0");
+    support::status(r).await
 }
 
 fn claims(jwt: &str) -> Value {

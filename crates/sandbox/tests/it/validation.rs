@@ -651,14 +651,7 @@ async fn the_setting_strict_report_off_per_request_sandbox_and_service() {
     let r = put(json!({"validation": "sometimes"})).await.unwrap();
     assert!(r.status().is_client_error());
 
-    let metrics = c
-        .get(format!("{}/metrics", s.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = support::metrics(&s.base).await;
     assert!(
         metrics.lines().any(
             |l| l.starts_with("apistend_requests_total{service=\"ozon\"")

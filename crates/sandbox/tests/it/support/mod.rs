@@ -138,16 +138,30 @@ pub fn shared_file(path: &str) -> Option<String> {
     }
 }
 
-/// `POST /ozon/v3/product/list` at `base` with `key` (Ozon's `client` bucket), no delay: its
-/// status.
-pub async fn ozon_list(c: &reqwest::Client, base: &str, key: &str) -> u16 {
-    c.post(format!("{base}/ozon/v3/product/list"))
-        .header("Client-Id", "1")
-        .header("Api-Key", key)
-        .header("X-Mock-Delay", "0")
+/// The Prometheus text the sandbox at `base` serves at `/metrics`.
+pub async fn metrics(base: &str) -> String {
+    client()
+        .get(format!("{base}/metrics"))
         .send()
         .await
         .unwrap()
-        .status()
-        .as_u16()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// The status `r` is answered with.
+pub async fn status(r: reqwest::RequestBuilder) -> u16 {
+    r.send().await.unwrap().status().as_u16()
+}
+
+/// `POST /ozon/v3/product/list` at `base` with `key` (Ozon's `client` bucket), no delay: its
+/// status.
+pub async fn ozon_list(c: &reqwest::Client, base: &str, key: &str) -> u16 {
+    let r = c
+        .post(format!("{base}/ozon/v3/product/list"))
+        .header("Client-Id", "1")
+        .header("Api-Key", key)
+        .header("X-Mock-Delay", "0");
+    status(r).await
 }
