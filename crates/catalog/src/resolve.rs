@@ -178,6 +178,8 @@ mod tests {
             anonymous: false,
             repeatable: true,
             binding: None,
+            max_body: None,
+            request: None,
         }
     }
 

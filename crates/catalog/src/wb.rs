@@ -88,6 +88,8 @@ pub(crate) fn parts(file: &WbCatalogFile) -> Result<Parts, CatalogError> {
                 anonymous: false,
                 repeatable: crate::repeat::repeatable_by_rule(method, &op.path),
                 binding: None,
+                max_body: op.max_body_bytes,
+                request: None,
             },
             op.group.clone(),
         ));

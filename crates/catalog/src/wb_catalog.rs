@@ -70,4 +70,8 @@ pub struct WbOperationRecord {
     /// Other domains that serve a variant of the operation (WB `/ping` on every host).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_hosts: Vec<String>,
+    /// The largest request body it takes, in bytes, where its description says ("Максимальный
+    /// размер запроса 10 Мб").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<u64>,
 }

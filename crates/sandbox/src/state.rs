@@ -101,13 +101,28 @@ impl Emulated {
                 let at = examples.iter().position(|(id, _)| *id == s.id);
                 // A user's document checks the requests of its operations, read now; a
                 // built-in names embedded rules.
-                let requests = match (&s.openapi, &s.requests) {
+                let described = match (&s.openapi, &s.requests) {
                     (Some(path), _) => Some(RequestRules::load(
                         path,
                         apistend_answers::requests::Dialect::Json,
                     )?),
                     (None, Some(name)) => RequestRules::embedded(name)?,
                     (None, None) => None,
+                };
+                // What the definition writes itself (`[operations.request]`) comes first.
+                let mut declared = s
+                    .operations
+                    .iter()
+                    .filter_map(|o| Some((o.method, o.spec_path.as_str(), o.request.as_ref()?)))
+                    .peekable();
+                let requests = match declared.peek() {
+                    None => described,
+                    Some(_) => Some(RequestRules::declared(declared, described).map_err(|e| {
+                        apistend_answers::AnswersError::OfService {
+                            service: s.id.to_string(),
+                            source: Box::new(e),
+                        }
+                    })?),
                 };
                 Ok(Emulated {
                     answers: apistend_answers::source_of(s.answers)?,

@@ -82,6 +82,9 @@ type Rules = HashMap<String, Vec<(Method, Rule)>>;
 #[derive(Debug, Clone, Default)]
 pub struct RequestRules {
     rules: Arc<Indexed<Rules>>,
+    /// The rules of the operations these do not have (a description under a definition's
+    /// own `request`s).
+    under: Option<Arc<RequestRules>>,
 }
 
 /// What a request-rules archive is called in errors.
@@ -123,6 +126,7 @@ impl RequestRules {
         let pack = Pack::open(WHAT, &Bytes::from_static(bytes))?;
         Ok(Some(Self {
             rules: Arc::new(Indexed::packed(pack)),
+            under: None,
         }))
     }
 
@@ -142,6 +146,7 @@ impl RequestRules {
         }
         Self {
             rules: Arc::new(Indexed::built(rules)),
+            under: None,
         }
     }
 
@@ -159,6 +164,7 @@ impl RequestRules {
         }
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),
+            under: None,
         })
     }
 
@@ -179,6 +185,7 @@ impl RequestRules {
         }
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),
+            under: None,
         })
     }
 
@@ -202,6 +209,56 @@ impl RequestRules {
         Ok(Self::of_documents(&docs, dialect))
     }
 
+    /// The rules a definition writes itself (`[operations.request]`: each operation's method,
+    /// path and OpenAPI request part), over `under` (its description's, if any): an operation
+    /// of both is checked by these.
+    ///
+    /// ```
+    /// use apistend_answers::RequestRules;
+    /// use apistend_catalog::Method;
+    /// let request = serde_json::json!({"parameters": [
+    ///     {"name": "limit", "in": "query", "required": true, "schema": {"type": "integer"}}
+    /// ]});
+    /// let rules = RequestRules::declared([(Method::Get, "/items", &request)], None)?;
+    /// assert_eq!(rules.len(), 1);
+    /// # Ok::<(), apistend_answers::AnswersError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`AnswersError`] naming the first operation whose schemas do not compile.
+    pub fn declared<'a>(
+        requests: impl IntoIterator<Item = (Method, &'a str, &'a Value)>,
+        under: Option<Self>,
+    ) -> Result<Self, AnswersError> {
+        let mut paths = serde_json::Map::new();
+        for (method, path, request) in requests {
+            let entry = paths
+                .entry(path.to_owned())
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Some(ops) = entry.as_object_mut() {
+                ops.insert(method.as_str().to_ascii_lowercase(), request.clone());
+            }
+        }
+        let doc = serde_json::json!({"openapi": "3.1.0", "paths": paths});
+        let mut own = Self::of_documents(&[doc], Dialect::Json);
+        for (path, ops) in own.rules() {
+            for (method, rule) in ops {
+                let what = || format!("the `request` of {method} {path}");
+                let prepared = rule
+                    .prepare()
+                    .map_err(|e| AnswersError::corrupt(what(), e))?;
+                // What an official description gets relaxed (a vendor's own type), a
+                // definition's author means: it is refused, not left unchecked.
+                if let Some(r) = prepared.contract.relaxed.first() {
+                    let why = format!("cannot be checked as written: {r}");
+                    return Err(AnswersError::corrupt(what(), why));
+                }
+            }
+        }
+        own.under = under.map(Arc::new);
+        Ok(own)
+    }
+
     /// Reads an archive [`to_file_bytes`](Self::to_file_bytes) wrote.
     ///
     /// # Errors
@@ -211,6 +268,7 @@ impl RequestRules {
         let rules = Self::read(&pack)?;
         Ok(Self {
             rules: Arc::new(Indexed::built(rules)),
+            under: None,
         })
     }
 
@@ -250,15 +308,17 @@ impl RequestRules {
 
     /// The rule of `method path` (a path template of the description).
     pub(crate) fn rule(&self, method: Method, path: &str) -> Option<&Rule> {
-        self.rules()
-            .get(path)?
-            .iter()
-            .find_map(|(m, r)| (*m == method).then_some(r))
+        let own = self
+            .rules()
+            .get(path)
+            .and_then(|ops| ops.iter().find_map(|(m, r)| (*m == method).then_some(r)));
+        own.or_else(|| self.under.as_ref()?.rule(method, path))
     }
 
-    /// Number of operations.
+    /// Number of operations (its own, and those of the rules under it).
     pub fn len(&self) -> usize {
-        self.rules.len(|r| r.values().map(Vec::len).sum())
+        let under = self.under.as_ref().map_or(0, |u| u.len());
+        self.rules.len(|r| r.values().map(Vec::len).sum()) + under
     }
 
     /// Whether there is none.

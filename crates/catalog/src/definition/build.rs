@@ -120,6 +120,9 @@ pub(crate) fn build(
     check_hostnames(src, file)?;
     check_lockout(src, file)?;
     let id = file.id.get_ref();
+    let max_body = file.max_body_bytes.map(std::num::NonZeroU64::get);
+    let ops = operations.iter().filter_map(|o| o.max_body);
+    let largest_body = ops.chain(max_body).max();
     Ok(Service {
         id: ServiceId::new(id),
         name: file.name.clone().unwrap_or_else(|| id.clone()),
@@ -162,6 +165,8 @@ pub(crate) fn build(
         resources,
         token,
         requires: requires(src, file)?,
+        max_body,
+        largest_body,
     })
 }
 

@@ -80,6 +80,8 @@ impl Document {
                     anonymous: false,
                     repeatable: crate::repeat::repeatable_by_rule(*method, path),
                     binding: None,
+                    max_body: None,
+                    request: None,
                 };
                 (op, None)
             });

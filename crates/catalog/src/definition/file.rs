@@ -121,6 +121,10 @@ pub struct ServiceFile {
     /// (MoySklad: `Accept-Encoding` with `gzip`, else 415).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<Spanned<crate::model::HeaderRequirement>>,
+    /// The largest request body the service takes, in bytes (MoySklad's 20 MB), unless an
+    /// operation says otherwise; larger is its `too_large` (413).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<std::num::NonZeroU64>,
 }
 
 fn yes() -> bool {
@@ -282,6 +286,38 @@ pub struct OperationDef {
     /// `POST` reads named `…/list`, `…get`, `…/info` and the like).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeatable: Option<bool>,
+    /// The largest request body it takes, in bytes (WB's card uploads: 10 MB); the service's
+    /// `max_body_bytes` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<std::num::NonZeroU64>,
+    /// What its requests must be, for a service with no description to check them by: its
+    /// path and query parameters and its JSON body, as JSON Schemas (docs/services.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Spanned<RequestDef>>,
+}
+
+/// What an operation's requests must be (`[operations.request]`): JSON Schemas of its path
+/// and query parameters (`required = true` in a query parameter's table makes it required)
+/// and of its JSON body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RequestDef {
+    /// Path parameter → the schema of its value (`{ type = "integer", minimum = 1 }`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub path: BTreeMap<String, serde_json::Value>,
+    /// Query parameter → the schema of its value, `required = true` when it must be there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub query: BTreeMap<String, serde_json::Value>,
+    /// The schema of its JSON body: a request without one is refused, unless `body_optional`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<serde_json::Value>,
+    /// Whether a request may come without a body.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_optional: bool,
+    /// The media types its body may have (`["application/json"]` when absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<String>,
 }
 
 /// A concurrency limit.

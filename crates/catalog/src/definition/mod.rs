@@ -7,6 +7,7 @@ mod document;
 mod file;
 mod groups;
 mod operations;
+mod request;
 mod resources;
 mod responses;
 mod source;

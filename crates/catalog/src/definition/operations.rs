@@ -151,6 +151,16 @@ fn operation(
         anonymous: o.anonymous,
         repeatable: false,
         binding: None,
+        max_body: o.max_body_bytes.map(std::num::NonZeroU64::get),
+        request: match &o.request {
+            Some(r) => Some(super::request::openapi(
+                src,
+                r,
+                &format!("{field}.request"),
+                &o.paths,
+            )?),
+            None => None,
+        },
     })
 }
 

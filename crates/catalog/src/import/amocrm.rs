@@ -15,6 +15,23 @@ pub const MARKER: &str =
 /// The group every amoCRM operation draws from.
 const GROUP: &str = "integration";
 
+/// The entities whose fields, tags and notes amoCRM lists at `/api/v4/{entity_type}/…`
+/// (the docs' "Списки полей", "Теги", "Примечания").
+const ENTITY_TYPES: [&str; 4] = ["leads", "contacts", "companies", "customers"];
+
+/// `path`, and where its only parameter is an entity type, the path of each entity: a literal
+/// path wins, so `GET /api/v4/leads/custom_fields` is the fields' list, not the lead
+/// `{id}` = `custom_fields` that `/api/v4/leads/{id}` would take with the same number of
+/// literal segments.
+fn paths(path: String) -> Vec<String> {
+    let params = path.matches('{').count();
+    if params != 1 || !path.contains("{entity_type}") {
+        return vec![path];
+    }
+    let each = ENTITY_TYPES.map(|e| path.replace("{entity_type}", e));
+    std::iter::once(path).chain(each).collect()
+}
+
 #[derive(Deserialize)]
 struct File {
     endpoints: Vec<Endpoint>,
@@ -51,7 +68,7 @@ pub fn import(head: &str, endpoints_json: &str) -> Result<String, CatalogError> 
         .map(|e| GeneratedOp {
             anonymous: e.path.starts_with("/oauth2/"),
             method: e.method.to_ascii_uppercase(),
-            paths: vec![e.path],
+            paths: paths(e.path),
             groups: vec![GROUP.to_owned()],
             summary: e.summary,
             answer: Some(GeneratedAnswer {

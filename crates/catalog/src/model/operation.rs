@@ -51,6 +51,12 @@ pub struct Operation {
     pub repeatable: bool,
     /// The collection it acts on, when its service keeps one (its definition's `resources`).
     pub binding: Option<Binding>,
+    /// The largest request body it takes, in bytes, when it says (WB's card uploads: 10 MB);
+    /// else its service's [`max_body`](super::service::Service::max_body).
+    pub max_body: Option<u64>,
+    /// What its requests must be, as its definition writes it (`[operations.request]`): an
+    /// OpenAPI operation's `parameters` and `requestBody`, for the sandbox's validation.
+    pub request: Option<serde_json::Value>,
 }
 
 /// An operation's place in its service's [`resources`](super::service::Service::resources): the

@@ -88,9 +88,31 @@ pub struct Service {
     pub token: Option<super::token::TokenEndpoint>,
     /// Headers every request must carry (MoySklad's `Accept-Encoding: gzip`).
     pub requires: Vec<super::requirement::HeaderRequirement>,
+    /// The largest request body it takes, in bytes, where its operations do not say (MoySklad's
+    /// 20 MB); the sandbox's own limit when absent.
+    pub max_body: Option<u64>,
+    /// The largest of `max_body` and its operations' (made at load): a request's body is read
+    /// up to it, and then held to its operation's own.
+    pub largest_body: Option<u64>,
 }
 
 impl Service {
+    /// The largest request body `op` takes (a request of no operation: the service's), in
+    /// bytes, when the definition says.
+    ///
+    /// ```
+    /// # use apistend_catalog::{Catalog, Method};
+    /// let catalog = Catalog::builtin()?;
+    /// let wb = catalog.service(catalog.service_id("wb")?).unwrap();
+    /// let upload = catalog.resolve(wb.id, Method::Post, "/content/v2/cards/upload", None);
+    /// assert_eq!(wb.body_limit(upload.unwrap().operation), Some(10 << 20));
+    /// # Ok::<(), apistend_catalog::CatalogError>(())
+    /// ```
+    #[must_use]
+    pub fn body_limit(&self, op: Option<&super::operation::Operation>) -> Option<u64> {
+        op.and_then(|o| o.max_body).or(self.max_body)
+    }
+
     /// Whether the real service answers at `host` (a name of its `hosts`, or of its
     /// `hostnames`, exact or `*.suffix`; any case).
     ///

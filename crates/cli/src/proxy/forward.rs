@@ -170,7 +170,13 @@ pub(crate) async fn handle(
             &format!("{pq}: no proxied service has this path (see the proxy's start banner)"),
         );
     };
-    let limits = state.limits;
+    let mut limits = state.limits;
+    // A service's documented largest body is let through: the service judges it, not the proxy.
+    let documented = target
+        .entry
+        .largest_body
+        .and_then(|b| usize::try_from(b).ok());
+    limits.max_body_bytes = limits.max_body_bytes.max(documented.unwrap_or(0));
     let deadline = Deadline(std::time::Instant::now() + limits.upstream_timeout);
     let body = match read_body(body, limits).await {
         Ok(b) => b,

@@ -57,7 +57,8 @@ pub(crate) struct ProxyArgs {
     /// A TOML file of quota overrides for the catalog (docs/services.md).
     #[arg(long)]
     overrides: Option<std::path::PathBuf>,
-    /// Largest request body accepted, in bytes.
+    /// Largest request body accepted, in bytes, or the service's documented largest if larger
+    /// (MoySklad's 20 MB).
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     max_body_bytes: usize,
     /// Requests in flight at once; more are refused with a 503 at once.

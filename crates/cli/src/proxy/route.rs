@@ -30,6 +30,9 @@ pub(crate) struct Entry {
     pub(crate) stack: Stack,
     /// The client under the stack (its learned quotas).
     pub(crate) client: Client,
+    /// The largest request body the service takes, when its definition says (MoySklad's
+    /// 20 MB): the proxy reads up to it, whatever `--max-body-bytes` says.
+    pub(crate) largest_body: Option<u64>,
 }
 
 /// Where one request goes.
@@ -124,6 +127,7 @@ impl Routes {
                     },
                 ),
                 client,
+                largest_body: svc.largest_body,
             });
         }
         Ok(Self {

@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 mod answer;
+mod batch;
 mod body;
 mod chaos;
 mod cost;
@@ -94,6 +95,7 @@ async fn stages(
     let (prefix, by_host) = (route.prefix_len(), route.came_by_host());
     let (mut call, resolved) = route::resolve(state, service, route, &parts, &body)?;
     seen.operation = resolved.operation_index;
+    body::within(state, service, resolved.operation, &body, meta)?;
     // A call outside the API's limits (amoCRM's OAuth token exchange, made before the client
     // has a token): its answer, without a credential and without spending a bucket.
     if let Some(op) = resolved.operation.filter(|o| o.anonymous) {
@@ -139,24 +141,17 @@ async fn stages(
             seen.refused = Some(Refused::Scenario);
             chaos.error(state, &admitted, &kind).await
         }
-        None => match owner.view.as_deref() {
-            Some(view) if stateful.kept && !service.resources.is_empty() => {
-                let kept = objects::Kept {
-                    state,
-                    service,
-                    index: resolved.index,
-                    view,
-                    origin: objects::Origin {
-                        parts: &parts,
-                        prefix,
-                        by_host,
-                    },
-                    fails: stateful.fails,
-                };
-                kept.answer(&resolved, &call, meta, admitted.limit()).await
-            }
-            _ => respond::answer(state, service, &resolved, &call, meta, admitted.limit()),
-        },
+        None => {
+            let origin = objects::Origin {
+                parts: &parts,
+                prefix,
+                by_host,
+            };
+            let (index, view) = (resolved.index, owner.view.as_deref());
+            let kept = objects::Kept::of(state, service, index, view, origin, stateful);
+            let at = (meta, admitted.limit());
+            reply(state, service, &resolved, &call, kept.as_ref(), mode, at).await
+        }
     };
     chaos.shape(&mut answer);
     if !chaos.delay.is_zero() {
@@ -176,4 +171,28 @@ async fn stages(
         .extend(invalid.map(|r| (validate::X_APISTEND_INVALID, r)));
     let resp = journal::response(answer, seen);
     Ok(slots::hold(resp, held, seen).await)
+}
+
+/// Stage 10's answer to `call`: a batch's commands one by one, else over the objects the
+/// sandbox keeps (`kept`), else without state.
+async fn reply(
+    state: &AppState,
+    service: &Service,
+    resolved: &apistend_catalog::Resolved<'_>,
+    call: &apistend_answers::call::Call,
+    kept: Option<&objects::Kept<'_>>,
+    mode: crate::tenants::Validation,
+    (meta, limit): (&Meta, u32),
+) -> answer::Answer {
+    let batching = resolved
+        .operation
+        .and_then(|_| state.emulated(resolved.index)?.answers.batching(call));
+    if let Some(batching) = batching {
+        let batch = batch::Batch::new(state, service, resolved.index, mode, kept, (meta, limit));
+        return batch.answer(batching, call).await;
+    }
+    match kept {
+        Some(kept) => kept.answer(resolved, call, meta, limit).await,
+        None => respond::answer(state, service, resolved, call, meta, limit),
+    }
 }

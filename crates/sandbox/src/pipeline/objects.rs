@@ -4,7 +4,6 @@
 //! was never written); a batch runs each of its commands the same way, in order, so that one
 //! command reads what an earlier one wrote.
 
-use apistend_answers::batch::run;
 use apistend_answers::call::Call;
 use apistend_answers::objects::{self, Outcome, Place, Plan};
 use apistend_answers::{Refusal, Success};
@@ -91,9 +90,29 @@ pub(super) enum Failure {
     Store(ObjectsError),
 }
 
-impl Kept<'_> {
+impl<'a> Kept<'a> {
+    /// A request's work on the objects of its sandbox (`view`), when it wants it and
+    /// `service` keeps some.
+    pub(super) fn of(
+        state: &'a AppState,
+        service: &'a Service,
+        index: usize,
+        view: Option<&'a crate::tenants::View>,
+        origin: Origin<'a>,
+        wanted: Wanted,
+    ) -> Option<Self> {
+        let view = view.filter(|_| wanted.kept && !service.resources.is_empty())?;
+        Some(Self {
+            state,
+            service,
+            index,
+            view,
+            origin,
+            fails: wanted.fails,
+        })
+    }
     /// The answer to `call` (of `resolved`): over what the sandbox keeps where its operation is
-    /// bound to a collection or it is a batch, else the stateless answer.
+    /// bound to a collection, else the stateless answer (a batch is `batch.rs`'s).
     pub(super) async fn answer(
         &self,
         resolved: &Resolved<'_>,
@@ -102,28 +121,15 @@ impl Kept<'_> {
         limit: u32,
     ) -> Answer {
         let (service, ctx) = (self.service, || meta.ctx(limit));
-        let batching = self
-            .state
-            .emulated(self.index)
-            .and_then(|e| e.answers.batching(call));
-        let result = match (resolved.operation, batching) {
-            (
-                Some(
-                    op @ Operation {
-                        binding: Some(b), ..
-                    },
-                ),
-                _,
-            ) => self.kept(op, *b, call).await,
-            (Some(_), Some(batching)) => {
-                let max = service.batch_max.unwrap_or(50);
-                run(batching, call, max, |nested| self.command(nested))
-                    .await
-                    .map_err(Failure::Refused)
-            }
+        let (op, binding) = match resolved.operation {
+            Some(
+                op @ Operation {
+                    binding: Some(b), ..
+                },
+            ) => (op, *b),
             _ => return respond::answer(self.state, service, resolved, call, meta, limit),
         };
-        match result {
+        match self.kept(op, binding, call).await {
             Ok(s) => Answer::success(s, service.content_type),
             Err(Failure::Refused(r)) => Answer::refusal(service, r, &ctx()),
             Err(Failure::Store(e @ ObjectsError::Full { .. })) => {
@@ -133,26 +139,22 @@ impl Kept<'_> {
         }
     }
 
-    /// One command of a batch: kept where its operation is bound, else stateless.
-    async fn command(&self, call: Call) -> Option<Result<Success, Refusal>> {
-        let hit = self.state.catalog.resolve_at(
-            self.index,
-            call.method,
-            &call.path,
-            call.host.as_deref(),
-        );
-        let op = hit.as_ref().and_then(|h| h.operation)?;
-        match op.binding {
-            Some(b) => Some(self.kept(op, b, &call).await.map_err(|f| match f {
-                Failure::Refused(r) => r,
-                Failure::Store(e) => Refusal::Body {
-                    status: 507,
-                    body: serde_json::json!({"error": "INTERNAL_SERVER_ERROR", "error_description": e.to_string()}),
-                    media: None,
-                },
-            })),
-            None => static_answer(self.state, self.service, self.index, op, &call),
-        }
+    /// The answer of a batch's command of `op`, bound by `binding`: a store's failure is the
+    /// command's error, not the batch's.
+    pub(super) async fn command(
+        &self,
+        op: &Operation,
+        binding: Binding,
+        call: &Call,
+    ) -> Result<Success, Refusal> {
+        self.kept(op, binding, call).await.map_err(|f| match f {
+            Failure::Refused(r) => r,
+            Failure::Store(e) => Refusal::Body {
+                status: 507,
+                body: serde_json::json!({"error": "INTERNAL_SERVER_ERROR", "error_description": e.to_string()}),
+                media: None,
+            },
+        })
     }
 
     /// The answer of `op`, bound by `binding`, to `call`.

@@ -129,7 +129,7 @@ fn invalid_answer(
 
 /// `reason` as a header value: at most [`MAX_REASON`] bytes, cut at a character; control
 /// characters (none is in a reason, but a client's value may be quoted in it) as spaces.
-fn header_value(reason: &str) -> HeaderValue {
+pub(super) fn header_value(reason: &str) -> HeaderValue {
     let mut end = reason.len().min(MAX_REASON);
     while !reason.is_char_boundary(end) {
         end -= 1;

@@ -272,6 +272,46 @@ async fn the_live_feed_shows_buckets_falling_rates_and_refusals_as_sent() {
     assert!(rest.is_ok(), "the feed ended with the sandbox");
 }
 
+/// A request its description refuses is a refusal of the feed too: its status, the service's
+/// body and the precise reason among its headers (docs/requests.md).
+#[tokio::test]
+async fn the_live_feed_shows_an_invalid_request_with_its_reason() {
+    let s = support::start(|c| c.with_admin_token(TOKEN)).await;
+    let c = support::client();
+    let (id, key) = ozon_sandbox(&s.base, &c, 5).await;
+    let feed_url = format!("{}/api/v1/sandboxes/{id}/events?service=ozon", s.base);
+    let mut feed = c.get(&feed_url).bearer_auth(TOKEN).send().await.unwrap();
+    read_events(&mut feed, |name, _| name == "buckets").await;
+    let r = c
+        .post(format!("{}/ozon/v3/product/list", s.base))
+        .header("Client-Id", "1")
+        .header("Api-Key", &key)
+        .header("X-Mock-Delay", "0")
+        .header("Content-Type", "application/json")
+        .body(r#"{"limit": "many"}"#);
+    assert_eq!(support::status(r).await, 400);
+    let mut refused = None;
+    read_events(&mut feed, |name, v| {
+        if name == "refusal" {
+            refused = Some(v.clone());
+        }
+        refused.is_some()
+    })
+    .await;
+    let refusal = refused.unwrap();
+    assert_eq!(refusal["status"], 400, "{refusal}");
+    assert_eq!(refusal["path"], "/ozon/v3/product/list");
+    let why = refusal["headers"]["x-apistend-invalid"].as_str().unwrap();
+    assert!(
+        why.starts_with("body.limit: 'many' does not match"),
+        "{refusal}"
+    );
+    assert!(
+        refusal["body"].as_str().unwrap().contains("\"code\":3"),
+        "{refusal}"
+    );
+}
+
 /// A feed opened after the traffic puts the buckets the traffic drained first (with no filter,
 /// of every group of every service), each with its past from the request journal; in catalog
 /// order it does not.

@@ -1152,6 +1152,69 @@ async fn the_worked_example_of_docs_services_keeps_its_orders() {
     )
     .await;
     assert_eq!((status, v["detail"].clone()), (404, json!("no order 101")));
+
+    // The requests its `request`s do not allow: the template's 400, the reason in `detail`
+    // and `X-APIStend-Invalid`; a body over its 64 KiB, 413.
+    let refused = async |r: reqwest::RequestBuilder, status: u16, reason: &str| {
+        let r = r.header("Authorization", &auth).header("X-Mock-Delay", "0");
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), status, "{reason}");
+        let why = r
+            .headers()
+            .get("x-apistend-invalid")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        assert!(why.starts_with(reason), "{why:?}, wanted {reason:?}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["status"], status, "{v}");
+        assert!(v["detail"].as_str().unwrap().starts_with(reason), "{v}");
+    };
+    let post = || c.post(&orders);
+    refused(
+        post().json(&json!({"total": "much"})),
+        400,
+        "body.total: want integer",
+    )
+    .await;
+    refused(
+        post().json(&json!({"total": 1, "note": "x"})),
+        400,
+        "body.note: is not a property",
+    )
+    .await;
+    refused(
+        post().json(&json!({"total": 1, "status": "lost"})),
+        400,
+        "body.status",
+    )
+    .await;
+    refused(post(), 400, "body: is required").await;
+    refused(post().body("{\"total\": 1}"), 400, "Content-Type: missing").await;
+    let big = json!({"total": 1, "status": "x".repeat(70_000)});
+    refused(post().json(&big), 413, "").await;
+    let list = |q: &str| c.get(format!("{orders}?{q}"));
+    refused(list("limit=0"), 400, "query.limit: must be >=1").await;
+    refused(list("offset=first"), 400, "query.offset: want integer").await;
+}
+
+/// A `request` whose schema does not compile stops the start, naming its operation (the
+/// catalog cannot tell: it knows no JSON Schema).
+#[tokio::test]
+async fn a_request_schema_that_does_not_compile_stops_the_start() {
+    let text = shop_definition().replace(
+        "properties = { total = { type = \"integer\", minimum = 0 }",
+        "properties = { total = { type = \"whole number\", minimum = 0 }",
+    );
+    let defs = apistend_catalog::definition::Definitions::builtin()
+        .with_file("shop.toml".into(), text)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = apistend_sandbox::SandboxConfig::new(dir.path()).with_definitions(defs);
+    let Err(e) = apistend_sandbox::Sandbox::new(config).await else {
+        panic!("a schema that does not compile was taken");
+    };
+    let e = e.to_string();
+    assert!(e.contains("shop") && e.contains("POST /v1/orders"), "{e}");
 }
 
 /// A Redis that goes away: the objects are refused with a clear 503 (buckets fail open, objects

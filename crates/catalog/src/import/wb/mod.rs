@@ -7,6 +7,7 @@
 //! named group of methods on the same host. Text the importer does not recognise is reported with
 //! its file and operation, never guessed.
 
+mod body_size;
 mod limits;
 
 use std::collections::{BTreeMap, HashMap};
@@ -173,6 +174,7 @@ impl Importer {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             also_hosts: Vec::new(),
+            max_body_bytes: body_size::body_size(&description),
         };
         let limit = match limit_block(&description) {
             None => {
