@@ -9,11 +9,13 @@ mod compiled;
 mod contract;
 mod convert;
 mod import;
+mod items;
 mod keywords;
 mod prose;
 mod rules;
 
 pub use check::Invalid;
 pub use compiled::Violation;
+pub use items::longer_than;
 pub use keywords::Dialect;
 pub use rules::RequestRules;

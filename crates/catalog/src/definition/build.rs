@@ -167,6 +167,7 @@ pub(crate) fn build(
         requires: requires(src, file)?,
         max_body,
         largest_body,
+        max_array_items: file.max_array_items.map(std::num::NonZeroU32::get),
     })
 }
 

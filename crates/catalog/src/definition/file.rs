@@ -125,6 +125,10 @@ pub struct ServiceFile {
     /// operation says otherwise; larger is its `too_large` (413).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_body_bytes: Option<std::num::NonZeroU64>,
+    /// The most items any list of a request's JSON body holds (MoySklad's 1 000); more is its
+    /// `too_large` (413).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_array_items: Option<std::num::NonZeroU32>,
 }
 
 fn yes() -> bool {

@@ -94,6 +94,9 @@ pub struct Service {
     /// The largest of `max_body` and its operations' (made at load): a request's body is read
     /// up to it, and then held to its operation's own.
     pub largest_body: Option<u64>,
+    /// The most items any list of a request's JSON body holds (MoySklad's 1 000), checked with
+    /// the request's validation; more is its `too_large` (413).
+    pub max_array_items: Option<u32>,
 }
 
 impl Service {

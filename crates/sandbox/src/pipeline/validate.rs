@@ -1,12 +1,14 @@
 //! Stage 7, validation: first the headers the service requires of every request (its
-//! definition's `requires`: MoySklad's `Accept-Encoding: gzip`, else 415 with no body), then the
+//! definition's `requires`: MoySklad's `Accept-Encoding: gzip`, else 415 with no body), the
+//! length of the body's lists (its `max_array_items`: MoySklad's 1 000, else 413), then the
 //! request against its operation's official description (its path and query parameters,
 //! `Content-Type`, body syntax and schema: `apistend_answers::RequestRules`).
 //! After the limit and the slots, as the real services count an invalid request too; refused in
 //! the service's own words, the precise reason in `X-APIStend-Invalid`.
 
 use apistend_answers::call::Call;
-use apistend_catalog::{ErrorContext, ErrorKind, Resolved};
+use apistend_answers::requests::longer_than;
+use apistend_catalog::{ErrorContext, ErrorKind, Resolved, Service};
 use axum::body::Body;
 use http::{HeaderMap, HeaderValue, Response};
 
@@ -67,6 +69,11 @@ pub(super) fn check(
             Answer::raw(r.status, "", String::new())
         });
     }
+    if let Some(reason) = too_long(service, call) {
+        return invalid_answer(state, mode, admitted, seen, &reason, |ctx| {
+            Answer::error(service, &ErrorKind::TooLarge(reason.clone()), ctx)
+        });
+    }
     let (Some(op), Some(emulated)) = (resolved.operation, state.emulated(resolved.index)) else {
         return Ok(None);
     };
@@ -104,6 +111,14 @@ pub(super) fn check(
             None => Answer::error(service, &invalid.kind(), ctx),
         },
     )
+}
+
+/// Why `call`'s body is refused for a list longer than its service takes (MoySklad's 1 000 items
+/// in any list), if it is.
+fn too_long(service: &Service, call: &Call) -> Option<String> {
+    let max = usize::try_from(service.max_array_items?).ok()?;
+    let (at, n) = longer_than(call.body.as_ref()?, max)?;
+    Some(format!("{at}: {n} items, at most {max}"))
 }
 
 /// An invalid request: counted; under `report`, its reason to send with the answer; else the

@@ -698,7 +698,7 @@ async fn each_operation_takes_the_body_size_its_description_states() {
     let s = open().await;
     let c = support::client();
     let catalog = Catalog::builtin().unwrap();
-    let send = async |service: &str, path: &str, mib: usize| {
+    let sized = async |service: &str, path: &str, mib: usize| {
         let svc = catalog
             .service(catalog.service_id(service).unwrap())
             .unwrap();
@@ -719,22 +719,36 @@ async fn each_operation_takes_the_body_size_its_description_states() {
             serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)),
         )
     };
-    let (status, body) = send("wb", "/content/v2/cards/upload", 2).await;
+    let (status, body) = sized("wb", "/content/v2/cards/upload", 2).await;
     assert_ne!(status, 413, "{body}");
-    let (status, body) = send("wb", "/content/v2/cards/upload", 11).await;
+    let (status, body) = sized("wb", "/content/v2/cards/upload", 11).await;
     assert_eq!(status, 413, "{body}");
     assert_eq!(body["status"], 413, "{body}");
     assert!(
         body["title"].is_string() && body["requestId"].is_string(),
         "{body}"
     );
-    let (status, body) = send("wb", "/api/v2/upload/task", 2).await;
+    let (status, body) = sized("wb", "/api/v2/upload/task", 2).await;
     assert_eq!(status, 413, "{body}");
-    let (status, body) = send("moysklad", "/api/remap/1.2/entity/product", 2).await;
+    let (status, body) = sized("moysklad", "/api/remap/1.2/entity/product", 2).await;
     assert_ne!(status, 413, "{body}");
-    let (status, body) = send("moysklad", "/api/remap/1.2/entity/product", 21).await;
+    let (status, body) = sized("moysklad", "/api/remap/1.2/entity/product", 21).await;
     assert_eq!(status, 413, "{body}");
     assert_eq!(body["errors"][0]["code"], 1044, "{body}");
+
+    // MoySklad: "не более 1000 элементов" in any list of a request, 413 above
+    // (md/_restrictions.md); checked with the validation, so `off` lets it through.
+    let positions = |n: usize| {
+        let items: Vec<Value> = (0..n).map(|_| json!({"quantity": 1})).collect();
+        json!({"name": "x", "positions": items}).to_string()
+    };
+    let path = "/api/remap/1.2/entity/customerorder";
+    let (status, why, body) = send(&s, post("moysklad", M::POST, path, &positions(1001))).await;
+    assert_eq!(status, 413, "{why} {body}");
+    assert_eq!(why, "body.positions: 1001 items, at most 1000");
+    assert_eq!(body["errors"][0]["code"], 1044, "{body}");
+    let (status, why, _) = send(&s, post("moysklad", M::POST, path, &positions(1000))).await;
+    assert_ne!(status, 413, "{why}");
 }
 
 /// Bitrix24: `{"error", "error_description"}` (errors.json's envelope), 400, with the codes its
