@@ -3,7 +3,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use apistend_answers::SpecAnswers;
+use apistend_answers::requests::Dialect;
+use apistend_answers::{RequestRules, SpecAnswers};
 use apistend_catalog::{Catalog, ServiceId};
 use apistend_limiter::{MemoryStore, RedisConfig, RedisStore, Store};
 use axum::Router;
@@ -69,6 +70,12 @@ impl Sandbox {
             .iter()
             .map(|(name, dir)| Ok((name.as_str(), SpecAnswers::load(dir)?)))
             .collect::<Result<_, SandboxError>>()?;
+        // A newer description checks the requests too, not only answers them.
+        let newer_rules: Vec<(&str, RequestRules)> = config
+            .newer_examples
+            .iter()
+            .map(|(name, dir)| Ok((name.as_str(), RequestRules::load(dir, Dialect::Json)?)))
+            .collect::<Result<_, SandboxError>>()?;
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
         let sync = match &redis {
@@ -95,7 +102,7 @@ impl Sandbox {
         let metrics = metrics::Metrics::new(&catalog);
         metrics.keep_up();
         let examples = apistend_answers::examples_of_catalog(&catalog, &newer)?;
-        let services = Emulated::of_catalog(&catalog, examples)?;
+        let services = Emulated::of_catalog(&catalog, examples, &newer_rules)?;
         let tls = tls_for(&catalog, &config)?;
         let openapi = admin::document_for(&catalog, config.max_delay_ms).into();
         let journal = match &sync {

@@ -86,13 +86,15 @@ impl Emulated {
 
 impl Emulated {
     /// What is emulated of each service of `catalog`, in its order: `examples` are the sets of
-    /// OpenAPI examples, by service.
+    /// OpenAPI examples, by service; `newer` the request rules of newer descriptions, by the
+    /// name of the embedded ones they replace (`--wb-openapi`'s `wb`).
     ///
     /// # Errors
     /// When an embedded answers file is corrupt (a build problem).
     pub(crate) fn of_catalog(
         catalog: &Catalog,
         mut examples: Vec<(ServiceId, SpecAnswers)>,
+        newer: &[(&str, RequestRules)],
     ) -> Result<Vec<Self>, crate::error::SandboxError> {
         catalog
             .services()
@@ -106,7 +108,10 @@ impl Emulated {
                         path,
                         apistend_answers::requests::Dialect::Json,
                     )?),
-                    (None, Some(name)) => RequestRules::embedded(name)?,
+                    (None, Some(name)) => match newer.iter().find(|(n, _)| n == name) {
+                        Some((_, rules)) => Some(rules.clone()),
+                        None => RequestRules::embedded(name)?,
+                    },
                     (None, None) => None,
                 };
                 // What the definition writes itself (`[operations.request]`) comes first.

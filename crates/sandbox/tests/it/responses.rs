@@ -76,6 +76,63 @@ async fn wb_answers_from_the_embedded_import_without_any_spec_directory() {
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 }
 
+/// With a newer WB description (`--wb-openapi DIR`), its rules check the requests, not the
+/// embedded ones: here a newer incomes report that requires `since` and no longer `dateFrom`.
+#[tokio::test]
+async fn a_newer_wb_description_checks_the_requests_by_its_own_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("05-statistics.yaml"),
+        r#"openapi: 3.0.1
+info: {title: statistics, version: "2"}
+servers: [{url: "https://statistics-api.wildberries.ru"}]
+paths:
+  /api/v1/supplier/incomes:
+    get:
+      parameters:
+        - {name: since, in: query, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: incomes
+          content:
+            application/json:
+              example: [{"incomeId": 1}]
+"#,
+    )
+    .unwrap();
+    // The report allows one request a minute: this test is not about that.
+    let catalog = apistend_catalog::Catalog::builtin().unwrap();
+    let wb = catalog.service(catalog.service_id("wb").unwrap()).unwrap();
+    let wide: String = wb
+        .groups
+        .iter()
+        .map(|g| format!("[wb.groups.\"{}\"]\nburst = 1000\ninterval_ms = 1\n", g.id))
+        .collect();
+    let overrides = apistend_catalog::Overrides::from_toml(&wide).unwrap();
+    let s = support::start(|c| {
+        c.with_newer_examples("wb", dir.path())
+            .with_overrides(overrides)
+    })
+    .await;
+    let c = support::client();
+    let incomes = |q: &str| {
+        c.get(format!("{}/wb/api/v1/supplier/incomes{q}", s.base))
+            .header("Authorization", &s.key)
+            .header("X-Mock-Delay", "0")
+            .send()
+    };
+    let r = incomes("").await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(
+        r.headers()["x-apistend-invalid"],
+        "query.since: is required"
+    );
+    let r = incomes("?since=2026-01-01").await.unwrap();
+    assert_eq!(r.status(), 200, "dateFrom is no longer required");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body[0]["incomeId"], 1);
+}
+
 /// A refusal in the media type the operation's description documents for its 400: WB's tariffs
 /// answer `application/problem+json` (the example's `origin`, the reason as `detail`), its
 /// advertising API `text/plain`; the others keep the service's JSON.
