@@ -751,9 +751,9 @@ async fn each_operation_takes_the_body_size_its_description_states() {
     assert_ne!(status, 413, "{why}");
 }
 
-/// Bitrix24: `{"error", "error_description"}` (errors.json's envelope), 400, with the codes its
-/// methods answer: ERROR_ARGUMENT "Argument 'X' is null or empty" for a missing parameter,
-/// INVALID_ARG_VALUE for a value the method does not take.
+/// Bitrix24 (six methods): `{"error", "error_description"}` (errors.json's envelope), 400,
+/// with the codes its methods answer: ERROR_ARGUMENT "Argument 'X' is null or empty" for a
+/// missing parameter, INVALID_ARG_VALUE for a value the method does not take.
 #[tokio::test]
 async fn bitrix24_refuses_a_method_called_without_its_parameters() {
     let s = open().await;
@@ -831,6 +831,52 @@ async fn bitrix24_refuses_a_method_called_without_its_parameters() {
     assert_eq!(r.status(), 200);
     // user.get takes nothing it requires.
     assert_eq!(call("user.get", &[], None).await.unwrap().status(), 200);
+    // crm.contact.get and crm.company.delete: `id` (integer); department.add: `NAME` and
+    // `PARENT` (integer) — methods.json's parameters.
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case<'_>; 5] = [
+        (
+            "crm.contact.get",
+            &[],
+            "ERROR_ARGUMENT",
+            "params.id: is required",
+        ),
+        (
+            "crm.contact.get",
+            &[("id", "first")],
+            "INVALID_ARG_VALUE",
+            "params.id: want integer",
+        ),
+        (
+            "crm.company.delete",
+            &[],
+            "ERROR_ARGUMENT",
+            "params.id: is required",
+        ),
+        (
+            "department.add",
+            &[("PARENT", "1")],
+            "ERROR_ARGUMENT",
+            "params.NAME: is required",
+        ),
+        (
+            "department.add",
+            &[("NAME", "Sales"), ("PARENT", "top")],
+            "INVALID_ARG_VALUE",
+            "params.PARENT: want integer",
+        ),
+    ];
+    for (method, query, code, reason) in cases {
+        refused(call(method, query, None).await.unwrap(), code, reason).await;
+    }
+    let r = call(
+        "department.add",
+        &[("NAME", "Sales"), ("PARENT", "1")],
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
 }
 
 /// Bitrix24's `batch` checks each command when it runs it, its `$result[…]` references
