@@ -1,5 +1,5 @@
 // Apify's official JavaScript client (apify-client) against the sandbox, changing only its base
-// URL: actors listed, fetched, started and called (waiting for the run), key-value store keys
+// URL: actors listed, fetched, started, aborted and called (waiting for the run), key-value store keys
 // listed. Prints one JSON line per check.
 //
 // usage: node apify_client.mjs BASE_URL TOKEN
@@ -17,6 +17,8 @@ try {
   check('apify-client actor().get()', actor && actor.id, actor)
   const started = await client.actor('apistend~demo').start({ hello: 'world' })
   check('apify-client actor().start()', started && started.id && started.status, started)
+  const aborted = await client.run(started.id).abort()
+  check('apify-client run().abort()', aborted && aborted.status === 'ABORTED', aborted)
   const called = await client.actor('apistend~demo').call({ hello: 'world' }, { waitSecs: 5 })
   check('apify-client actor().call() waits for the run', called && called.status === 'SUCCEEDED', called)
   const keys = await client.keyValueStore('apistend-store').listKeys()

@@ -73,6 +73,11 @@ def apify():
     run = client.actor("apistend~demo").call(run_input={"hello": "world"}, wait_duration=timedelta(seconds=20))
     report("apify actor call() waits for the run to succeed", run is not None and run.status == "SUCCEEDED",
            status=getattr(run, "status", None), finished=getattr(run, "finished_at", None))
+    # A run stopped while it runs is ABORTED (POST /v2/actor-runs/{runId}/abort).
+    started = client.actor("apistend~demo").start(run_input={"hello": "abort"})
+    aborted = client.run(started.id).abort()
+    report("apify run abort() stops a running run", aborted is not None and aborted.status == "ABORTED",
+           status=getattr(aborted, "status", None))
     runs = client.actor("apistend~demo").runs().list()
     report("apify the actor's runs list it", run is not None and run.id in [r.id for r in runs.items],
            total=runs.total)

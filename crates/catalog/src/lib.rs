@@ -47,8 +47,8 @@ pub use export::CatalogRow;
 pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};
 pub use model::{
-    Action, ActionKind, Binding, IdKind, IdStyle, Job, JobEnd, Makes, Missing, PageField, Paging,
-    Render, Resource, Stamp, StampFormat, StampOn, TokenEndpoint,
+    Aborted, Action, ActionKind, Binding, IdKind, IdStyle, Job, JobEnd, Makes, Missing, PageField,
+    Paging, Render, Resource, Stamp, StampFormat, StampOn, TokenEndpoint,
 };
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, HeaderRequirement,

@@ -15,6 +15,10 @@ use super::stamp;
 /// The member of a stored job that holds its timing; never shown.
 pub const MARK: &str = "__job";
 
+/// The member of a stored job that holds when it was stopped (its `abort`), Unix
+/// milliseconds; never shown.
+pub const ABORT: &str = "__abort";
+
 /// The member a shown job carries to its rendering: the pointers of the fields not to show
 /// (those of its `shown_when` it has not reached).
 pub(super) const HIDE: &str = "__hide";
@@ -75,11 +79,36 @@ fn end_ms(t: Timing, moment: Moment) -> i64 {
     }
 }
 
-/// How long until the job `stored` is done, at `moment` (0: done).
+/// How long until the job `stored` is done, at `moment` (0: done, or stopped).
 pub fn remaining_ms(stored: &Value, moment: Moment) -> u64 {
     timing(stored).map_or(0, |t| {
+        if stopped(stored, t, moment).is_some() {
+            return 0;
+        }
         u64::try_from(end_ms(t, moment).saturating_sub(moment.now_ms)).unwrap_or(0)
     })
+}
+
+/// When the job `stored` (of `t`) was stopped, if it was before it ended.
+fn stopped(stored: &Value, t: Timing, moment: Moment) -> Option<i64> {
+    let at = stored.get(ABORT)?.as_i64()?;
+    (at < end_ms(t, moment) && at <= moment.now_ms).then_some(at)
+}
+
+/// The fields that stopping `stored` (of `job`) at `at` writes, and its status.
+fn show_stopped(job: &Job, stored: &mut Value, at: i64, base: &str, id: &str) {
+    let Some(aborted) = &job.aborted else { return };
+    for p in &job.status {
+        set_each(stored, p, &aborted.status);
+    }
+    let finished = crate::clock::utc_ms(at);
+    for (p, template) in &aborted.writes {
+        let v = template
+            .replace("{base}", base)
+            .replace("{id}", id)
+            .replace("{finished}", &finished);
+        set_each(stored, p, &Value::String(v));
+    }
 }
 
 /// Where a job of `t` is at `moment`: the index of its state, or `None` when it has failed.
@@ -99,7 +128,18 @@ fn state(job: &Job, t: Timing, moment: Moment) -> Option<usize> {
 /// A job without a stamp (one of the examples a collection starts with, or seeded) is shown as
 /// it is.
 pub fn show(job: &Job, stored: &mut Value, moment: Moment, base: &str, id: &str) {
-    let Some(t) = timing(stored) else { return };
+    let stop = timing(stored).map(|t| (t, stopped(stored, t, moment)));
+    if let Value::Object(m) = stored {
+        m.remove(ABORT);
+    }
+    // A job without a stamp (ended before the sandbox knew it) stays as it is.
+    let Some((t, stop)) = stop else { return };
+    if let Some(at) = stop {
+        if let Value::Object(m) = stored {
+            m.remove(MARK);
+        }
+        return show_stopped(job, stored, at, base, id);
+    }
     let at = state(job, t, moment);
     let end = match at {
         None => Some(JobEnd::Failed),

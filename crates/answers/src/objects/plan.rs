@@ -131,6 +131,13 @@ pub fn plan(
             }
             Plan::Upsert(objects)
         }
+        // Stopping a job marks when; how it shows is the job's to say when it is read.
+        ActionKind::Abort => {
+            let mut stop = Map::new();
+            let now_ms = crate::clock::unix_now_ms();
+            stop.insert(super::job::ABORT.into(), Value::from(now_ms));
+            Plan::Update(vec![(id_of(action, op, call, &doc)?, stop)])
+        }
         _ => return Err(bad("this action is not implemented".into())),
     })
 }

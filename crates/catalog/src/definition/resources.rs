@@ -84,6 +84,13 @@ pub(super) fn bind(
                 pointer(p).map_err(&e)?;
             }
             check_action(act, &e)?;
+            if act.action == ActionKind::Abort
+                && res.job.as_ref().is_none_or(|j| j.aborted.is_none())
+            {
+                return Err(e(
+                    "an abort stops a job: its collection's job says `aborted`".into(),
+                ));
+            }
             if let Some(m) = &act.makes {
                 check_makes(file, res, act, m).map_err(&e)?;
             }
@@ -97,7 +104,7 @@ fn check_action(
     e: &impl Fn(String) -> CatalogError,
 ) -> Result<(), CatalogError> {
     // A delete names its id, or the ids it removes (`filter`: WB's `chrtIds`).
-    let needs_id = act.action == ActionKind::Read
+    let needs_id = matches!(act.action, ActionKind::Read | ActionKind::Abort)
         || (act.action == ActionKind::Delete && act.filter.is_empty())
         || (act.action == ActionKind::Update && act.input.as_deref() != Some(""));
     match act.id.as_deref() {
@@ -112,7 +119,8 @@ fn check_action(
         }
         None if needs_id => {
             return Err(e(
-                "a read, a delete of one object or a single update says where its id is".into(),
+                "a read, an abort, a delete of one object or a single update says where its id is"
+                    .into(),
             ));
         }
         _ => {}

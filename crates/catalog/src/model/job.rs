@@ -46,10 +46,26 @@ pub struct Job {
     /// `estimatedGenerationTime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub takes: Option<String>,
+    /// What a job stopped before its end shows (its `abort` action: Apify's runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
     /// How long a job takes, in milliseconds, unless its sandbox says otherwise.
     pub ms: u64,
     /// Where that time comes from: the service's documentation, or why this figure.
     pub source: String,
+}
+
+/// What a job stopped before its end shows from then on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Aborted {
+    /// Its status (Apify's `ABORTED`).
+    pub status: Value,
+    /// Values it writes, by pointer: templates with `{base}`, `{id}` and `{finished}` (when it
+    /// was stopped), as `done`'s.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub writes: BTreeMap<String, String>,
 }
 
 /// How a job ended.

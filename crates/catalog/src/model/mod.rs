@@ -13,7 +13,7 @@ mod token;
 
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
-pub use job::{Job, JobEnd, Makes};
+pub use job::{Aborted, Job, JobEnd, Makes};
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
 pub use operation::{Binding, Fixture, Operation};
 pub use requirement::HeaderRequirement;

@@ -249,6 +249,9 @@ pub enum ActionKind {
     /// Writes each object of its input under the id it carries (a collection of given ids):
     /// a new one, or in place of the one there (WB's stocks by `sku`).
     Upsert,
+    /// Stops a job (its `id`) that has not ended: from then on it shows its job's `aborted`
+    /// status (Apify's `POST /v2/actor-runs/{runId}/abort`); one that has ended stays as it is.
+    Abort,
 }
 
 /// What an operation's answer holds of the objects it acted on.

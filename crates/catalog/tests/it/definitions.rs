@@ -714,3 +714,28 @@ fn a_definition_takes_the_operations_of_the_openapi_document_it_names() {
     assert_eq!(field, "openapi");
     assert!(reason.contains("no paths"), "{reason}");
 }
+
+/// An `abort` stops a job: a collection whose job says no `aborted` status has none, and an
+/// abort names where its id is; a body size of 0 is refused. Each names its field.
+#[test]
+fn aborts_and_body_sizes_are_checked() {
+    let apify = builtin_text("apify.toml").unwrap();
+    let without_status = apify.replace(
+        "aborted = { status = \"ABORTED\", writes = { \"/finishedAt\" = \"{finished}\" } }\n",
+        "",
+    );
+    assert_ne!(without_status, apify);
+    let e = load("apify.toml", &without_status).unwrap_err().to_string();
+    assert!(e.contains("actions[") && e.contains("aborted"), "{e}");
+    let without_id = apify.replace(
+        "path = \"/v2/actor-runs/{runId}/abort\", id = \"path:runId\",",
+        "path = \"/v2/actor-runs/{runId}/abort\",",
+    );
+    assert_ne!(without_id, apify);
+    let e = load("apify.toml", &without_id).unwrap_err().to_string();
+    assert!(e.contains("an abort"), "{e}");
+    let moysklad = builtin_text("moysklad.toml").unwrap();
+    let zero = moysklad.replace("max_body_bytes = 20_971_520", "max_body_bytes = 0");
+    let e = load("moysklad.toml", &zero).unwrap_err().to_string();
+    assert!(e.contains("nonzero"), "{e}");
+}

@@ -381,10 +381,35 @@ async fn apify(p: &Pair) {
     assert_eq!(v["data"]["count"], before + 6, "{v}");
     assert_ne!(other["data"]["id"], json!(null));
 
+    // Aborted while it runs: ABORTED from then on, with when it stopped; a run that has
+    // ended stays as it is ("Only runs that are starting or running are aborted").
+    let abort = format!("/v2/acts/me~scraper/runs/{}/abort", ids[2]);
+    let (status, v) = send(post(p.write(), &abort, json!({}))).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["data"]["status"], "ABORTED", "{v}");
+    assert_eq!(v["data"]["id"], ids[2].as_str(), "{v}");
+    assert!(v["data"].get("__abort").is_none(), "{v}");
+    let stopped_at = v["data"]["finishedAt"].clone();
+    assert!(stopped_at.as_str().unwrap().ends_with('Z'), "{v}");
+    let (status, v) = send(post(p.write(), "/v2/actor-runs/nope/abort", json!({}))).await;
+    assert_eq!(status, 404, "{v}");
+
     // Done: at once after finish; a run of no time waits for nothing; a failing one fails.
     finish(p, p.read()).await;
+    let (_, v) = send(get(p.read(), &format!("/v2/actor-runs/{}", ids[2]))).await;
+    assert_eq!(v["data"]["status"], "ABORTED", "{v}");
+    assert_eq!(v["data"]["finishedAt"], stopped_at, "{v}");
     let (_, v) = send(get(p.read(), &format!("/v2/actor-runs/{}", ids[1]))).await;
     assert_eq!(v["data"]["status"], "SUCCEEDED", "{v}");
+    let finished_at = v["data"]["finishedAt"].clone();
+    // (On the instance that finished it: another learns of the finish within 250 ms.)
+    let abort = format!("/v2/actor-runs/{}/abort", ids[1]);
+    let (_, v) = send(post(p.read(), &abort, json!({}))).await;
+    assert_eq!(
+        (&v["data"]["status"], &v["data"]["finishedAt"]),
+        (&json!("SUCCEEDED"), &finished_at),
+        "{v}"
+    );
     assert!(
         v["data"]["finishedAt"].as_str().unwrap().ends_with('Z'),
         "{v}"
