@@ -189,7 +189,8 @@ async fn reply(
         .and_then(|_| state.emulated(resolved.index)?.answers.batching(call));
     if let Some(batching) = batching {
         let batch = batch::Batch::new(state, service, resolved.index, mode, kept, (meta, limit));
-        return batch.answer(batching, call).await;
+        // Boxed: a batch is rare, and its future would otherwise grow every request's.
+        return Box::pin(batch.answer(batching, call)).await;
     }
     match kept {
         Some(kept) => kept.answer(resolved, call, meta, limit).await,
