@@ -41,6 +41,9 @@ const IN_FLIGHT: usize = 16;
 /// The longest a population may take.
 const LIMIT: Duration = Duration::from_secs(300);
 
+/// The shortest interval of a group the population calls: its buckets stay drained that long.
+const HELD: Duration = Duration::from_secs(60);
+
 /// A host and a path to call there.
 type Call = (String, String);
 
@@ -55,6 +58,14 @@ fn plain_operations() -> anyhow::Result<(Arc<Service>, Vec<Call>)> {
             .iter()
             .filter(|op| op.method == apistend_catalog::Method::Get && !op.path.contains('{'))
             .filter_map(|op| Some((op.host.clone()?, op.path.clone(), *op.groups.first()?)))
+            // A bucket per key (a group shared by an account or a host makes fewer) that stays
+            // drained while the population runs: the store sweeps a bucket once it is full
+            // again, and a 10 ms group's is at once.
+            .filter(|(_, _, g)| {
+                svc.groups.get(*g).is_some_and(|g| {
+                    g.scope == apistend_catalog::BucketScope::Key && g.quota.interval() >= HELD
+                })
+            })
             .filter(|(_, _, g)| seen.insert(*g))
             .map(|(host, path, _)| (host, path))
             .collect()
