@@ -11,13 +11,10 @@ use serde_json::{Map, Value};
 use super::plan::text;
 use super::pointer;
 use super::stamp;
+use super::stamp::ABORT;
 
 /// The member of a stored job that holds its timing; never shown.
 pub const MARK: &str = "__job";
-
-/// The member of a stored job that holds when it was stopped (its `abort`), Unix
-/// milliseconds; never shown.
-pub const ABORT: &str = "__abort";
 
 /// The member a shown job carries to its rendering: the pointers of the fields not to show
 /// (those of its `shown_when` it has not reached).

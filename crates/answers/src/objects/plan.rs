@@ -135,7 +135,7 @@ pub fn plan(
         ActionKind::Abort => {
             let mut stop = Map::new();
             let now_ms = crate::clock::unix_now_ms();
-            stop.insert(super::job::ABORT.into(), Value::from(now_ms));
+            stop.insert(stamp::ABORT.into(), Value::from(now_ms));
             Plan::Update(vec![(id_of(action, op, call, &doc)?, stop)])
         }
         _ => return Err(bad("this action is not implemented".into())),

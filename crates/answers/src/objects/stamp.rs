@@ -3,6 +3,10 @@
 use apistend_catalog::{Resource, StampFormat, StampOn};
 use serde_json::{Map, Value};
 
+/// The member of a stored job that holds when it was stopped (its `abort`), Unix
+/// milliseconds; never shown (the job's rendering removes it).
+pub(super) const ABORT: &str = "__abort";
+
 /// Stamps `object` (a created one when `created`, else an update's patch) with `now` (Unix
 /// seconds) in every field the resource stamps then.
 pub(super) fn apply(resource: &Resource, object: &mut Map<String, Value>, now: i64, created: bool) {
