@@ -23,17 +23,17 @@ use crate::tenants::Validation;
 /// One batch request's commands, each kept where the sandbox keeps objects and its operation is
 /// bound to a collection, else answered without state.
 pub(super) struct Batch<'a> {
-    pub(super) state: &'a AppState,
-    pub(super) service: &'a Service,
+    state: &'a AppState,
+    service: &'a Service,
     /// The service's index in the catalog.
-    pub(super) index: usize,
+    index: usize,
     /// How its commands are checked (the batch's own mode).
-    pub(super) mode: Validation,
+    mode: Validation,
     /// The sandbox's objects, when the request works on them.
-    pub(super) kept: Option<&'a Kept<'a>>,
-    pub(super) meta: &'a Meta,
+    kept: Option<&'a Kept<'a>>,
+    meta: &'a Meta,
     /// The limit its error bodies name.
-    pub(super) limit: u32,
+    limit: u32,
     /// Under `report`: the first invalid command's reason, for `X-APIStend-Invalid`.
     reported: Mutex<Option<String>>,
 }
