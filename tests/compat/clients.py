@@ -66,8 +66,15 @@ def apify():
     ds = client.dataset("demo-dataset")
     items = ds.list_items(limit=3)
     report("apify dataset items", items is not None, count=getattr(items, "count", None))
-    record = client.key_value_store("demo-store").get_record("INPUT")
-    report("apify key-value record", record is not None, answer=record)
+    # What it writes into a key-value store it reads back as written: JSON of any kind, text.
+    kv = client.key_value_store(f"compat-{time.time_ns()}")
+    written = {"OUTPUT": {"items": [1, 2, 3], "ok": True}, "LIST": [1, "two", None], "NOTE": "plain text"}
+    for key, value in written.items():
+        kv.set_record(key, value)
+    read = {key: (kv.get_record(key) or {}).get("value") for key in written}
+    kv.delete_record("NOTE")
+    report("apify key-value records written, read back and deleted",
+           read == written and kv.get_record("NOTE") is None and kv.get_record("ELSE") is None, read=read)
     # A run moves READY -> RUNNING -> SUCCEEDED in its time (1 s): call() waits for it through
     # waitForFinish, which the sandbox holds until the run is done.
     run = client.actor("apistend~demo").call(run_input={"hello": "world"}, wait_duration=timedelta(seconds=20))

@@ -183,6 +183,7 @@ impl crate::batch::Batching for Batch {
             has_body: false,
             content_type: None,
             malformed: None,
+            text: None,
         })
     }
 

@@ -42,6 +42,8 @@ pub struct Call {
     pub content_type: Option<String>,
     /// Why a body that is not a form did not read as JSON (the parser's words), if it did not.
     pub malformed: Option<String>,
+    /// A `text/*` body that is not JSON, as sent (a key-value record of text).
+    pub text: Option<String>,
 }
 
 impl Call {
@@ -89,6 +91,11 @@ impl Call {
             blocked: Vec::new(),
             has_body: !body.is_empty(),
             content_type: (!content_type.is_empty()).then(|| content_type.to_owned()),
+            text: malformed
+                .as_ref()
+                .filter(|_| content_type.starts_with("text/"))
+                .and_then(|_| std::str::from_utf8(body).ok())
+                .map(str::to_owned),
             malformed,
         };
         // What differs between services is in their definitions: the hosts a path may name, the

@@ -133,7 +133,11 @@ fn object(
             }
             out
         }
-        Render::Stored => stored.clone(),
+        // A value is answered as it was written, nothing added.
+        Render::Stored => match &resource.value {
+            Some(field) => return stored.get(field).cloned().unwrap_or(Value::Null),
+            None => stored.clone(),
+        },
         _ => merged(template.clone(), stored),
     };
     let id = resource.id.key(stored).unwrap_or_default();

@@ -114,6 +114,29 @@ pub fn plan(
             Plan::Update(patches)
         }
         ActionKind::List => Plan::List(window(action, op, call, &doc)?),
+        // One object under the id its path or parameters name (Apify's record by its key):
+        // the input, or for a collection of values the whole body, JSON or text.
+        ActionKind::Upsert if action.id.is_some() => {
+            let id = id_of(action, op, call, &doc)?;
+            let mut o = match &resource.value {
+                // No body is an empty value; a body neither JSON nor text is not kept (null).
+                Some(field) => {
+                    let text = || match (&call.text, call.has_body) {
+                        (Some(t), _) => Value::String(t.clone()),
+                        (None, false) => Value::String(String::new()),
+                        (None, true) => Value::Null,
+                    };
+                    Map::from_iter([(field.clone(), call.body.clone().unwrap_or_else(text))])
+                }
+                None => input_objects(action, &doc)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default(),
+            };
+            o.insert(resource.id.field.clone(), Value::String(id.clone()));
+            stamp::apply(resource, &mut o, now, true);
+            Plan::Upsert(vec![(id, o)])
+        }
         ActionKind::Upsert => {
             let mut objects = Vec::new();
             for o in input_objects(action, &doc)? {

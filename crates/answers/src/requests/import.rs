@@ -29,7 +29,11 @@ pub(crate) fn contract(doc: &Value, op: &DocOp<'_>, dialect: Dialect) -> Contrac
             .unwrap_or_default(),
     });
     let json_media = content.and_then(|c| c.iter().find(|(m, _)| is_json(m)).map(|(_, v)| v));
-    if let Some(schema) = json_media.and_then(|m| m.get("schema")) {
+    // An operation that takes a body of any type (`*/*`) takes any JSON too: its JSON schema
+    // describes the usual body, not a bound (Apify's record "contains the value to store",
+    // typed `object`, where the service stores any value).
+    let any = content.is_some_and(|c| c.contains_key("*/*"));
+    if let Some(schema) = json_media.and_then(|m| m.get("schema")).filter(|_| !any) {
         properties.insert("body".into(), conv.schema(schema));
     }
     let (defs, mut relaxed) = conv.finish();

@@ -41,6 +41,11 @@ pub struct Resource {
     /// (Apify's datasets hold only what a client pushed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub starts_empty: bool,
+    /// Its objects are values of any kind, each held under this field (Apify's key-value
+    /// records): an upsert by a path's id writes its whole input there (JSON, or a text body as
+    /// a string), a `stored` read answers it alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// How a collection's ids are made and written.

@@ -444,6 +444,42 @@ async fn apify(p: &Pair) {
     let (status, _) = send(get(p.read(), &format!("/v2/actor-runs/{failing}"))).await;
     assert_eq!(status, 404, "deleted");
 
+    // Key-value records: written on one instance as JSON of any kind or text, read back on
+    // the other as written, each store its own; a key never written, or deleted, is Apify's 404.
+    let record = |store: &str, key: &str| format!("/v2/key-value-stores/{store}/records/{key}");
+    for (key, value) in [
+        ("OUTPUT", json!({"ok": true})),
+        ("LIST", json!([1, "two", null])),
+    ] {
+        let r = c
+            .put(format!("{}/apify{}", p.write(), record("kv1", key)))
+            .header("Authorization", &auth)
+            .json(&value);
+        let (status, v) = send(r).await;
+        assert_eq!(status, 201, "{v}");
+        assert_eq!(send(get(p.read(), &record("kv1", key))).await, (200, value));
+    }
+    let r = c
+        .put(format!("{}/apify{}", p.write(), record("kv1", "NOTE")))
+        .header("Authorization", &auth)
+        .header("Content-Type", "text/plain")
+        .body("plain text");
+    assert_eq!(send(r).await.0, 201);
+    let (_, v) = send(get(p.read(), &record("kv1", "NOTE"))).await;
+    assert_eq!(v, json!("plain text"));
+    let (status, v) = send(get(p.read(), &record("kv2", "OUTPUT"))).await;
+    assert_eq!(
+        (status, &v["error"]["type"]),
+        (404, &json!("record-not-found")),
+        "{v}"
+    );
+    let r = c
+        .delete(format!("{}/apify{}", p.write(), record("kv1", "NOTE")))
+        .header("Authorization", &auth)
+        .header("X-Mock-Delay", "0");
+    assert_eq!(send(r).await.0, 204);
+    assert_eq!(send(get(p.read(), &record("kv1", "NOTE"))).await.0, 404);
+
     // A dataset: 5 items pushed (an array, then one), read back two a page.
     let (status, _) = send(post(
         p.write(),
