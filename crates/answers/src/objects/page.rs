@@ -134,12 +134,31 @@ fn offset(paging: &Paging, doc: &mut Value, page: &Page<'_>, place: &Place<'_>) 
 /// page), and the page's count.
 fn last_id(paging: &Paging, doc: &mut Value, page: &Page<'_>) {
     let Paging::After {
-        next, also, count, ..
+        next,
+        also,
+        count,
+        more,
+        limit_at,
+        after_at,
+        ..
     } = paging
     else {
         return;
     };
+    let w = page.window;
+    let full = page.shown as u64 >= w.limit;
+    if let Some(at) = more {
+        pointer::set(doc, at, Value::Bool(full));
+    }
+    if let Some(at) = limit_at {
+        pointer::set(doc, at, Value::from(w.limit));
+    }
+    if let Some(at) = after_at {
+        pointer::set(doc, at, w.after.clone().map_or(Value::Null, Value::String));
+    }
     match page.last {
+        // With `more`, a page that is not full is the last: no next id.
+        Some(_) if more.is_some() && !full => pointer::set(doc, next, Value::Null),
         Some(last) => {
             let id = last.get(page.id_field).cloned().unwrap_or(Value::Null);
             pointer::set(doc, next, id);
@@ -148,6 +167,7 @@ fn last_id(paging: &Paging, doc: &mut Value, page: &Page<'_>) {
                 pointer::set(doc, at, v);
             }
         }
+        None if more.is_some() => pointer::set(doc, next, Value::Null),
         None => {
             for at in std::iter::once(next).chain(also.keys()) {
                 pointer::remove(doc, at);

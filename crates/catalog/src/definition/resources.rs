@@ -225,6 +225,9 @@ fn check_paging(
             next,
             also,
             count,
+            more,
+            limit_at,
+            after_at,
         }) => {
             nonzero(*default, e)?;
             nonzero(*max, e)?;
@@ -232,6 +235,9 @@ fn check_paging(
                 .into_iter()
                 .chain(also.keys())
                 .chain(count)
+                .chain(more)
+                .chain(limit_at)
+                .chain(after_at)
             {
                 pointer(p).map_err(e)?;
             }

@@ -373,6 +373,17 @@ pub enum Paging {
         /// Where the number of items on the page goes (WB's `/cursor/total`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         count: Option<String>,
+        /// Where whether more may follow goes (Apify's `isTruncated`): a full page says so;
+        /// with it, `next` is null on a page that is not full.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        more: Option<String>,
+        /// Where the page's size goes back (Apify's `limit`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_at: Option<String>,
+        /// Where the request's last id goes back, null without one (Apify's
+        /// `exclusiveStartKey`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_at: Option<String>,
     },
     /// A `start` parameter and pages of a fixed size (Bitrix24's 50): `next` (the next start)
     /// only while there is more, and the total.

@@ -479,6 +479,40 @@ async fn apify(p: &Pair) {
         .header("X-Mock-Delay", "0");
     assert_eq!(send(r).await.0, 204);
     assert_eq!(send(get(p.read(), &record("kv1", "NOTE"))).await.0, 404);
+    // Its keys, a page at a time after `exclusiveStartKey`: `isTruncated` while a page is full,
+    // no next key on the last.
+    let keys = |q: &str| {
+        get(
+            p.read(),
+            &format!("/v2/key-value-stores/kv1/keys?limit=1{q}"),
+        )
+    };
+    let (_, v) = send(keys("")).await;
+    let d = &v["data"];
+    assert_eq!(
+        (
+            &d["items"][0]["key"],
+            &d["isTruncated"],
+            &d["nextExclusiveStartKey"],
+            &d["count"]
+        ),
+        (&json!("OUTPUT"), &json!(true), &json!("OUTPUT"), &json!(1)),
+        "{v}"
+    );
+    assert_eq!(
+        (&d["limit"], &d["exclusiveStartKey"]),
+        (&json!(1), &Value::Null),
+        "{v}"
+    );
+    let (_, v) = send(keys("&exclusiveStartKey=OUTPUT")).await;
+    assert_eq!(v["data"]["items"][0]["key"], "LIST", "{v}");
+    let (_, v) = send(keys("&exclusiveStartKey=LIST")).await;
+    let d = &v["data"];
+    assert_eq!(
+        (&d["items"], &d["isTruncated"], &d["nextExclusiveStartKey"]),
+        (&json!([]), &json!(false), &Value::Null),
+        "{v}"
+    );
 
     // A dataset: 5 items pushed (an array, then one), read back two a page.
     let (status, _) = send(post(
