@@ -139,7 +139,7 @@ mod tests {
         Seen {
             sandbox: sandbox.into(),
             key: "k".into(),
-            service: ServiceId::new("wb"),
+            service: Default::default(),
             group: 0,
             method: http::Method::GET,
             path: "/".into(),

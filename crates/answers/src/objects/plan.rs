@@ -355,7 +355,7 @@ fn values(v: &Value, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apistend_catalog::{Catalog, Method, ServiceId};
+    use apistend_catalog::{Catalog, Method};
     use serde_json::json;
 
     /// amoCRM's leads, the operation `method path` and a call of it with `query` and `body`.
@@ -366,7 +366,9 @@ mod tests {
         body: Option<Value>,
     ) -> Result<Plan, Refusal> {
         let catalog = Catalog::builtin().unwrap();
-        let amo = catalog.service(ServiceId::new("amocrm")).unwrap();
+        let amo = catalog
+            .service(catalog.service_id("amocrm").unwrap())
+            .unwrap();
         let op = catalog
             .resolve(amo.id, method, path, None)
             .and_then(|r| r.operation)
