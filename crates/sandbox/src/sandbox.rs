@@ -94,6 +94,7 @@ impl Sandbox {
         }
         let lockouts = lockout::LockoutBook::start(sync.as_deref(), &catalog);
         let objects = objects_of(&config, sync.as_deref(), &catalog, &record.id).await?;
+        objects.follow(tenants.alive());
         let app_token = record
             .b24_apps
             .first()

@@ -24,7 +24,8 @@ use crate::tenants::{Shared, Tenants, Touched};
 const RECORDS_KEY: &str = "apistend:{tenants}:records";
 const REVS_KEY: &str = "apistend:{tenants}:revs";
 const SEQ_KEY: &str = "apistend:{tenants}:seq";
-const EPOCH_KEY: &str = "apistend:{tenants}:epoch";
+/// The instances' epoch: a new one for a Redis that came back empty.
+pub(crate) const EPOCH_KEY: &str = "apistend:{tenants}:epoch";
 
 /// KEYS: records, revs, seq, epoch. ARGV: a new epoch, then (field, rev, json) triples. Writes
 /// each field whose revision is later than the stored one; returns {epoch, seq}.

@@ -9,7 +9,9 @@ mod coll;
 mod collection;
 mod error;
 mod memory;
+mod mirror;
 mod redis;
+mod restore;
 pub(crate) mod seed;
 
 pub(crate) use bounds::Bounds;
@@ -39,6 +41,14 @@ impl Objects {
     /// Objects in the Redis `conn` reaches, within `bounds`.
     pub(crate) fn redis(conn: crate::sync::Conn, bounds: Bounds) -> Self {
         Self::Redis(redis::RedisObjects::new(conn, bounds))
+    }
+
+    /// With Redis, gives it back what this instance wrote each time it comes back empty,
+    /// while `tenants` is in use.
+    pub(crate) fn follow(&self, tenants: crate::tenants::WeakTenants) {
+        if let Self::Redis(r) = self {
+            r.follow(tenants);
+        }
     }
 
     /// Applies `plan` to `coll` (whose ids `id` makes); a collection a sandbox has never

@@ -1,7 +1,8 @@
 //! Objects in the Redis every instance shares: one script (`objects.lua`) per change, atomic
 //! for the sandbox (all its keys carry its hash tag). JSON is merged here, not in Lua (cjson
 //! would rewrite numbers and empty lists); an update writes only if every object is still what
-//! it read, and is read and tried again otherwise.
+//! it read, and is read and tried again otherwise. What this instance writes is mirrored here
+//! (`mirror.rs`) and written back when Redis comes back empty.
 
 use apistend_answers::objects::{Outcome, Plan, Window};
 use apistend_catalog::{IdKind, IdStyle};
@@ -12,6 +13,7 @@ use super::bounds::Bounds;
 use super::coll::{Coll, Export};
 use super::collection::{first_after, key_of, patched, with_id, written};
 use super::error::ObjectsError;
+use super::mirror::Mirror;
 use crate::sync::Conn;
 
 const SCRIPT: &str = include_str!("objects.lua");
@@ -21,13 +23,12 @@ const SCRIPT: &str = include_str!("objects.lua");
 const TRIES: usize = 16;
 
 pub(crate) struct RedisObjects {
-    conn: Conn,
-    script: redis::Script,
-    bounds: Bounds,
-    /// The next sequential id of each collection (sandbox, `service/collection`) this
-    /// instance made or seeded: a Redis that comes back empty has lost its own, and a
-    /// collection seeded again continues after these, so that no id is given twice.
-    marks: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
+    pub(super) conn: Conn,
+    pub(super) script: redis::Script,
+    pub(super) bounds: Bounds,
+    /// What this instance wrote, and the next sequential id of each collection it made or
+    /// seeded: a Redis that comes back empty has lost its own, and gets them back.
+    pub(super) mirror: std::sync::Arc<Mirror>,
 }
 
 /// The collection a call is about.
@@ -49,7 +50,7 @@ fn prefix(sandbox: &str) -> String {
     format!("apistend:{{o:{sandbox}}}")
 }
 
-fn unavailable(e: impl std::fmt::Display) -> ObjectsError {
+pub(super) fn unavailable(e: impl std::fmt::Display) -> ObjectsError {
     ObjectsError::Unavailable(e.to_string())
 }
 
@@ -71,17 +72,31 @@ fn dump(v: &Value) -> String {
     v.to_string()
 }
 
+fn number(v: Option<&R>) -> u64 {
+    // The script writes revisions and places as whole numbers.
+    v.and_then(text).and_then(|t| t.parse().ok()).unwrap_or(0)
+}
+
+/// A change's `{"wrote", rev, at…}`: its revision and each object's place.
+fn wrote(reply: &R) -> (u64, Vec<u64>) {
+    let R::Array(parts) = reply else {
+        return (0, Vec::new());
+    };
+    let at = parts.iter().skip(2).map(|v| number(Some(v))).collect();
+    (number(parts.get(1)), at)
+}
+
 impl RedisObjects {
     pub(super) fn new(conn: Conn, bounds: Bounds) -> Self {
         Self {
             conn,
             script: redis::Script::new(SCRIPT),
             bounds,
-            marks: std::sync::Mutex::default(),
+            mirror: std::sync::Arc::default(),
         }
     }
 
-    async fn call(&self, sandbox: &str, args: &[String]) -> Result<R, ObjectsError> {
+    pub(super) async fn call(&self, sandbox: &str, args: &[String]) -> Result<R, ObjectsError> {
         let mut inv = self.script.key(prefix(sandbox));
         for a in args {
             inv.arg(a);
@@ -131,21 +146,18 @@ impl RedisObjects {
             match self.step(coll.sandbox, &name, id, plan).await? {
                 Step::Done(o) => {
                     if let Outcome::Created(made) = &o {
-                        self.mark(coll.sandbox, &name, id, made);
+                        self.mirror.gave(coll.sandbox, &name, first_after(id, made));
                     }
                     return Ok(o);
                 }
                 Step::Again => {}
                 Step::Seed => {
+                    // Untouched: a Redis that came back empty, maybe before the instances
+                    // noticed; what this instance wrote comes back first.
+                    self.restore(coll.sandbox).await?;
                     let first = seed();
                     let mut args = vec!["seed".into(), name.clone()];
-                    let known = self
-                        .marks
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .get(&(coll.sandbox.to_owned(), name.clone()))
-                        .copied()
-                        .unwrap_or(0);
+                    let known = self.mirror.next(coll.sandbox, &name);
                     args.push(first_after(id, &first).max(known).to_string());
                     for o in &first {
                         if let Some(k) = key_of(id, o) {
@@ -162,17 +174,19 @@ impl RedisObjects {
         ))
     }
 
-    /// Notes the ids `made` gave in `sandbox`'s collection `name`.
-    fn mark(&self, sandbox: &str, name: &str, id: &IdStyle, made: &[Value]) {
-        let next = first_after(id, made);
-        let mut marks = self
-            .marks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let m = marks
-            .entry((sandbox.to_owned(), name.to_owned()))
-            .or_default();
-        *m = (*m).max(next);
+    /// Mirrors `written` `(id, json)` (`None`: deleted) as the change `reply` answered.
+    fn mirror(&self, on: On<'_>, reply: &R, written: Vec<(String, Option<String>)>) {
+        let (rev, at) = wrote(reply);
+        let at = at.into_iter().chain(std::iter::repeat(0));
+        self.mirror.wrote(
+            on.sandbox,
+            on.name,
+            rev,
+            written
+                .into_iter()
+                .zip(at)
+                .map(|((id, json), at)| (id, at, json)),
+        );
     }
 
     /// One call of the script for `plan` on the collection `name` (`service/collection`).
@@ -240,12 +254,17 @@ impl RedisObjects {
             self.bounds.objects.to_string(),
             self.bounds.bytes.to_string(),
         ];
+        let mut mirrored = Vec::with_capacity(made.len());
         for o in &made {
-            a.push(key_of(id, o).unwrap_or_default());
-            a.push(dump(o));
+            let (k, j) = (key_of(id, o).unwrap_or_default(), dump(o));
+            a.extend([k.clone(), j.clone()]);
+            mirrored.push((k, Some(j)));
         }
         Ok(match self.ask(on, "create", a).await? {
-            Ok(_) => Step::Done(Outcome::Created(made)),
+            Ok(reply) => {
+                self.mirror(on, &reply, mirrored);
+                Step::Done(Outcome::Created(made))
+            }
             Err(step) => step,
         })
     }
@@ -263,12 +282,17 @@ impl RedisObjects {
             self.bounds.objects.to_string(),
             self.bounds.bytes.to_string(),
         ];
+        let mut mirrored = Vec::with_capacity(written.len());
         for ((k, _), o) in objects.iter().zip(&written) {
-            a.push(k.clone());
-            a.push(dump(o));
+            let j = dump(o);
+            a.extend([k.clone(), j.clone()]);
+            mirrored.push((k.clone(), Some(j)));
         }
         Ok(match self.ask(on, "upsert", a).await? {
-            Ok(_) => Step::Done(Outcome::Written(written)),
+            Ok(reply) => {
+                self.mirror(on, &reply, mirrored);
+                Step::Done(Outcome::Written(written))
+            }
             Err(step) => step,
         })
     }
@@ -278,10 +302,11 @@ impl RedisObjects {
             Ok(r) => r,
             Err(step) => return Ok(step),
         };
-        let R::Array(parts) = reply else {
+        let R::Array(parts) = &reply else {
             return Err(unavailable("remove: not a list"));
         };
-        let gone = parts.iter().skip(1).map(json).collect::<Result<_, _>>()?;
+        let gone = parts.iter().skip(2).map(json).collect::<Result<_, _>>()?;
+        self.mirror(on, &reply, ids.iter().map(|k| (k.clone(), None)).collect());
         Ok(Step::Done(Outcome::Removed(gone)))
     }
 
@@ -301,6 +326,13 @@ impl RedisObjects {
             R::Array(p) => p.get(1).filter(|v| !matches!(v, R::Nil)),
             _ => None,
         };
+        if op == "delete" && found.is_some() {
+            // `{"found", object, rev}`: the revision where `wrote` reads it.
+            if let R::Array(p) = &reply {
+                let r = R::Array(vec![R::Nil, p.get(2).cloned().unwrap_or(R::Nil)]);
+                self.mirror(on, &r, vec![(k.to_owned(), None)]);
+            }
+        }
         Ok(Step::Done(match found {
             None => Outcome::Missing(k.to_owned()),
             Some(v) => outcome(json(v)?),
@@ -348,6 +380,7 @@ impl RedisObjects {
     ) -> Result<Step, ObjectsError> {
         let mut a = vec![self.bounds.bytes.to_string()];
         let mut out = Vec::new();
+        let mut mirrored = Vec::with_capacity(patches.len());
         for (k, patch) in patches {
             let reply = match self.ask(on, "read", vec![k.clone()]).await? {
                 Ok(r) => r,
@@ -362,11 +395,16 @@ impl RedisObjects {
             };
             let stored: Value = serde_json::from_str(&old).map_err(unavailable)?;
             let new = patched(&stored, patch);
-            a.extend([k.clone(), old, dump(&new)]);
+            let j = dump(&new);
+            a.extend([k.clone(), old, j.clone()]);
+            mirrored.push((k.clone(), Some(j)));
             out.push(new);
         }
         Ok(match self.ask(on, "update", a).await? {
-            Ok(_) => Step::Done(Outcome::Updated(out)),
+            Ok(reply) => {
+                self.mirror(on, &reply, mirrored);
+                Step::Done(Outcome::Updated(out))
+            }
             Err(step) => step,
         })
     }
@@ -405,10 +443,7 @@ impl RedisObjects {
     }
 
     pub(super) async fn forget(&self, sandbox: &str) -> Result<(), ObjectsError> {
-        self.marks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .retain(|(s, _), _| s != sandbox);
+        self.mirror.forget(sandbox);
         self.call(sandbox, &["forget".into(), String::new()])
             .await
             .map(drop)
@@ -422,27 +457,35 @@ impl RedisObjects {
     ) -> Result<(), ObjectsError> {
         let mut a = vec!["replace".to_owned(), String::new()];
         let (mut objects, mut bytes) = (0u64, 0u64);
+        let (mut mirrored, mut marks) = (Vec::new(), Vec::new());
         for (service, colls) in data {
             for (name, items) in colls {
                 let Some(id) = ids(service, name) else {
                     continue;
                 };
                 a.push(format!("{service}/{name}"));
-                a.push(first_after(&id, items).to_string());
+                let next = first_after(&id, items);
+                a.push(next.to_string());
+                marks.push((format!("{service}/{name}"), next));
                 let pairs: Vec<(String, String)> = items
                     .iter()
                     .filter_map(|o| Some((key_of(&id, o)?, dump(o))))
                     .collect();
                 a.push(pairs.len().to_string());
-                for (k, j) in pairs {
+                for (k, j) in &pairs {
                     objects += 1;
                     bytes += j.len() as u64;
-                    a.push(k);
-                    a.push(j);
+                    a.extend([k.clone(), j.clone()]);
                 }
+                mirrored.push((format!("{service}/{name}"), pairs));
             }
         }
         self.bounds.check(objects, bytes)?;
-        self.call(sandbox, &a).await.map(drop)
+        let reply = self.call(sandbox, &a).await?;
+        self.mirror.replaced(sandbox, wrote(&reply).0, mirrored);
+        for (name, next) in marks {
+            self.mirror.gave(sandbox, &name, next);
+        }
+        Ok(())
     }
 }

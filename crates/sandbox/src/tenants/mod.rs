@@ -25,6 +25,7 @@ pub use records::{
     Validation,
 };
 pub(crate) use records::{Shared, Touched};
+pub(crate) use store::WeakTenants;
 pub use store::{Tenants, new_key};
 pub(crate) use view::View;
 

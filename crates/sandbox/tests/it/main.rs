@@ -26,6 +26,7 @@ mod latency;
 mod objects;
 mod observability;
 mod responses;
+mod restore;
 mod scenarios;
 mod seed;
 mod services;
