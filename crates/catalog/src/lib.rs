@@ -52,8 +52,8 @@ pub use model::{
 };
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, HeaderRequirement,
-    InFlightLimit, InFlightRefusal, LatencyProfile, LimitGroup, Lockout, MarkerValue, Method,
-    OperatingBudget, Operation, Plan, Rejection, Service, ServiceId, short_host,
+    InFlightLimit, InFlightRefusal, JsonReading, LatencyProfile, LimitGroup, Lockout, MarkerValue,
+    Method, OperatingBudget, Operation, Plan, Rejection, Service, ServiceId, short_host,
 };
 pub use overrides::{GroupOverride, Overrides, ServiceOverride};
 pub use rate_headers::{

@@ -33,6 +33,24 @@ enum Format {
     Json,
 }
 
+/// How a service reads JSON, as `import-requests --json` names it (a definition's `json`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum JsonArg {
+    Strict,
+    Go,
+    Protobuf,
+}
+
+impl JsonArg {
+    fn reading(self) -> apistend_catalog::JsonReading {
+        match self {
+            JsonArg::Strict => apistend_catalog::JsonReading::Strict,
+            JsonArg::Go => apistend_catalog::JsonReading::Go,
+            JsonArg::Protobuf => apistend_catalog::JsonReading::Protobuf,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 #[allow(clippy::enum_variant_names)] // they are the subcommands `import-…`
 enum CatalogCommand {
@@ -135,10 +153,11 @@ enum CatalogCommand {
         /// Where to write the request rules.
         #[arg(short = 'o', long)]
         output: PathBuf,
-        /// The service reads JSON as protobuf's JSON mapping does (a grpc-gateway, as Ozon's
-        /// Seller API): integers and numbers may also come as decimal strings.
-        #[arg(long)]
-        protobuf_json: bool,
+        /// How the service's server reads JSON (its definition's `json`): `go` (WB: `null`
+        /// anywhere), `protobuf` (a grpc-gateway, Ozon's: `null` anywhere, numbers also as
+        /// decimal text), else as described.
+        #[arg(long, value_enum, default_value_t = JsonArg::Strict)]
+        json: JsonArg,
     },
     /// Regenerate the limit groups and operations of a Yandex Market definition from
     /// limits.json (see ../shared/specs/yandex-market): everything above the marker is kept.
@@ -244,16 +263,8 @@ fn import_cmd(command: CatalogCommand) -> anyhow::Result<()> {
         CatalogCommand::ImportAnswers { spec, output } => {
             write_answers(&apistend_sandbox::SpecAnswers::load_file(&spec)?, &output)
         }
-        CatalogCommand::ImportRequests {
-            spec,
-            output,
-            protobuf_json,
-        } => {
-            let dialect = if protobuf_json {
-                apistend_answers::requests::Dialect::ProtobufJson
-            } else {
-                apistend_answers::requests::Dialect::Json
-            };
+        CatalogCommand::ImportRequests { spec, output, json } => {
+            let dialect = apistend_answers::requests::Dialect::from(json.reading());
             let rules = apistend_sandbox::RequestRules::load(&spec, dialect)?;
             std::fs::write(&output, rules.to_file_bytes())
                 .with_context(|| format!("writing {}", output.display()))

@@ -74,7 +74,18 @@ impl Sandbox {
         let newer_rules: Vec<(&str, RequestRules)> = config
             .newer_examples
             .iter()
-            .map(|(name, dir)| Ok((name.as_str(), RequestRules::load(dir, Dialect::Json)?)))
+            .map(|(name, dir)| {
+                let reading = catalog
+                    .services()
+                    .iter()
+                    .find(|s| s.id.as_str() == name)
+                    .map(|s| s.json)
+                    .unwrap_or_default();
+                Ok((
+                    name.as_str(),
+                    RequestRules::load(dir, Dialect::from(reading))?,
+                ))
+            })
             .collect::<Result<_, SandboxError>>()?;
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.

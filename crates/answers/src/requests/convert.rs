@@ -142,7 +142,10 @@ impl<'d> Converter<'d> {
         }
         if self.dialect == Dialect::ProtobufJson {
             numbers_as_text(&mut out);
-            // protobuf's JSON mapping reads `null` as a field's default, whatever its type.
+        }
+        if matches!(self.dialect, Dialect::ProtobufJson | Dialect::GoJson) {
+            // protobuf's JSON mapping reads `null` as a field's default, Go's decoder leaves
+            // the field as it was: whatever its type.
             nullable(&mut out);
         }
         exclusive(obj, &mut out, "exclusiveMinimum", "minimum");
@@ -464,6 +467,24 @@ mod tests {
         assert_eq!(
             s,
             json!({"type": ["integer", "string", "null"], "minimum": 1, "pattern": "^-?[0-9]+$"})
+        );
+    }
+
+    #[test]
+    fn go_json_takes_null_anywhere_and_numbers_only_as_numbers() {
+        let doc = json!({});
+        let mut c = Converter::new(&doc, Dialect::GoJson);
+        let s = c.schema(&json!({"type": "object", "properties": {
+            "updatedAt": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}
+        }}));
+        assert_eq!(s["type"], json!(["object", "null"]));
+        assert_eq!(
+            s["properties"]["updatedAt"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            s["properties"]["limit"],
+            json!({"type": ["integer", "null"], "minimum": 1})
         );
     }
 

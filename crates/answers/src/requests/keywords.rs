@@ -14,6 +14,19 @@ pub enum Dialect {
     /// number may also be sent as a decimal string (`"123"`), as protobuf writes 64-bit ones,
     /// and any field may be `null` (its default).
     ProtobufJson,
+    /// As Go's `encoding/json` does (WB's servers): any field may be `null`, which leaves it
+    /// as it was (the official wildberries-sdk sends `"updatedAt": null`).
+    GoJson,
+}
+
+impl From<apistend_catalog::JsonReading> for Dialect {
+    fn from(j: apistend_catalog::JsonReading) -> Self {
+        match j {
+            apistend_catalog::JsonReading::Strict => Dialect::Json,
+            apistend_catalog::JsonReading::Go => Dialect::GoJson,
+            apistend_catalog::JsonReading::Protobuf => Dialect::ProtobufJson,
+        }
+    }
 }
 
 /// An integer or number that may be written as decimal text (protobuf's JSON mapping): its

@@ -168,6 +168,7 @@ pub(crate) fn build(
         max_body,
         largest_body,
         max_array_items: file.max_array_items.map(std::num::NonZeroU32::get),
+        json: file.json,
     })
 }
 

@@ -129,6 +129,9 @@ pub struct ServiceFile {
     /// `too_large` (413).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_array_items: Option<std::num::NonZeroU32>,
+    /// How its server decodes a JSON body: `strict` (the default), `go`, `protobuf`.
+    #[serde(default)]
+    pub json: crate::model::JsonReading,
 }
 
 fn yes() -> bool {

@@ -3,6 +3,7 @@
 mod credential;
 mod ids;
 mod job;
+mod json;
 mod limits;
 mod operation;
 mod requirement;
@@ -14,6 +15,7 @@ mod token;
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
 pub use job::{Aborted, Job, JobEnd, Makes};
+pub use json::JsonReading;
 pub use limits::{BucketScope, InFlightLimit, LimitGroup, Lockout, OperatingBudget, Plan};
 pub use operation::{Binding, Fixture, Operation};
 pub use requirement::HeaderRequirement;

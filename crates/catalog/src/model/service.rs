@@ -97,6 +97,8 @@ pub struct Service {
     /// The most items any list of a request's JSON body holds (MoySklad's 1 000), checked with
     /// the request's validation; more is its `too_large` (413).
     pub max_array_items: Option<u32>,
+    /// How its server decodes a JSON body (WB's `null` anywhere, as Go's decoder reads it).
+    pub json: super::json::JsonReading,
 }
 
 impl Service {

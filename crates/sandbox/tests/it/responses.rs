@@ -754,7 +754,7 @@ fn the_embedded_request_rules_are_what_the_import_makes_of_the_descriptions() {
         (
             "ozon",
             "ozon/seller-openapi.json",
-            " --protobuf-json",
+            " --json protobuf",
             Dialect::ProtobufJson,
         ),
         ("ymarket", "yandex-market/openapi.yaml", "", Dialect::Json),
@@ -800,9 +800,9 @@ fn the_embedded_request_rules_are_what_the_import_makes_of_the_descriptions() {
     )
     .unwrap();
     assert!(
-        rules(&specs, Dialect::Json) == committed,
+        rules(&specs, Dialect::GoJson) == committed,
         "crates/answers/data/wb-requests.pack is stale: run `cargo run -p apistend -- catalog \
-         import-requests ../shared/wb-openapi -o crates/answers/data/wb-requests.pack`"
+         import-requests ../shared/wb-openapi --json go -o crates/answers/data/wb-requests.pack`"
     );
 }
 
