@@ -264,7 +264,9 @@ fn a_pooled_client_keeps_its_connections_through_early_answers_and_idle_time() {
 }
 
 /// Libraries whose hosts are fixed (`https://*.wildberries.ru`, `https://{portal}.bitrix24.ru`)
-/// reach the sandbox with nothing but the proxy and CA variables set: no code change.
+/// reach the sandbox with nothing but the proxy and CA variables set: no code change. The
+/// wildberries-sdk runs WB's flows through it too (cards uploaded, paged, updated and trashed; a
+/// price upload polled to its end; stocks written and read back: `fixed_hosts.py`).
 #[test]
 fn clients_with_fixed_hosts_need_only_the_proxy_and_ca_variables() {
     let Some(python) = python() else { return };
