@@ -75,6 +75,15 @@ def apify():
     kv.delete_record("NOTE")
     report("apify key-value records written, read back and deleted",
            read == written and kv.get_record("NOTE") is None and kv.get_record("ELSE") is None, read=read)
+    # Bytes of a media type of their own come back as the same bytes, with that type; the keys
+    # list each record's size as sent.
+    blob = bytes([0, 159, 146, 150, 255, 10])
+    kv.set_record("BLOB", blob, content_type="application/octet-stream")
+    got = kv.get_record("BLOB") or {}
+    sizes = {k.key: k.size for k in kv.list_keys().items}
+    report("apify a binary record read back as its bytes, listed with its size",
+           got.get("value") == blob and got.get("content_type", "").startswith("application/octet-stream")
+           and sizes.get("BLOB") == len(blob), content_type=got.get("content_type"), sizes=sizes)
     # A run moves READY -> RUNNING -> SUCCEEDED in its time (1 s): call() waits for it through
     # waitForFinish, which the sandbox holds until the run is done.
     run = client.actor("apistend~demo").call(run_input={"hello": "world"}, wait_duration=timedelta(seconds=20))

@@ -16,6 +16,9 @@ pub struct Success {
     pub media: Option<String>,
     /// The body already rendered (an OpenAPI example), sent instead of `body` when present.
     pub rendered: Option<Bytes>,
+    /// The body's own bytes, of `media`, sent as they are (a value kept as it was written:
+    /// Apify's records), instead of a sample of that type.
+    pub bytes: Option<Bytes>,
 }
 
 impl Success {
@@ -41,6 +44,7 @@ impl Success {
             headers: Vec::new(),
             media: None,
             rendered: None,
+            bytes: None,
         }
     }
 }

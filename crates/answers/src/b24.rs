@@ -184,6 +184,7 @@ impl crate::batch::Batching for Batch {
             content_type: None,
             malformed: None,
             text: None,
+            raw: bytes::Bytes::new(),
         })
     }
 

@@ -44,6 +44,9 @@ pub struct Call {
     pub malformed: Option<String>,
     /// A `text/*` body that is not JSON, as sent (a key-value record of text).
     pub text: Option<String>,
+    /// The body as sent, shared (set by the sandbox's pipeline, empty otherwise): a value kept
+    /// as it came (Apify's records of any media type).
+    pub raw: bytes::Bytes,
 }
 
 impl Call {
@@ -97,6 +100,7 @@ impl Call {
                 .and_then(|_| std::str::from_utf8(body).ok())
                 .map(str::to_owned),
             malformed,
+            raw: bytes::Bytes::new(),
         };
         // What differs between services is in their definitions: the hosts a path may name, the
         // webhook path form, and the credential channels in the order they are tried.

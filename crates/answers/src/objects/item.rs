@@ -149,7 +149,13 @@ fn object(
         if render == Render::Shown && out.get(first).is_none() {
             continue;
         }
-        let href = link.replace("{base}", place.base).replace("{id}", &id);
+        // `{parent}`: the request's path without its last segment (a store's keys listed at
+        // `…/stores/S/keys` link to `…/stores/S/records/{id}`).
+        let parent = place.path.rsplit_once('/').map_or("", |(p, _)| p);
+        let href = link
+            .replace("{base}", place.base)
+            .replace("{parent}", parent)
+            .replace("{id}", &id);
         pointer::set(&mut out, at, Value::String(href));
     }
     out

@@ -17,6 +17,7 @@ mod plan;
 mod pointer;
 mod render;
 mod stamp;
+mod value;
 
 pub use narrow::narrow;
 pub use outcome::Outcome;

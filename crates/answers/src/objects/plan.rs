@@ -119,15 +119,7 @@ pub fn plan(
         ActionKind::Upsert if action.id.is_some() => {
             let id = id_of(action, op, call, &doc)?;
             let mut o = match &resource.value {
-                // No body is an empty value; a body neither JSON nor text is not kept (null).
-                Some(field) => {
-                    let text = || match (&call.text, call.has_body) {
-                        (Some(t), _) => Value::String(t.clone()),
-                        (None, false) => Value::String(String::new()),
-                        (None, true) => Value::Null,
-                    };
-                    Map::from_iter([(field.clone(), call.body.clone().unwrap_or_else(text))])
-                }
+                Some(field) => super::value::kept(resource, field, call),
                 None => input_objects(action, &doc)?
                     .into_iter()
                     .next()

@@ -48,6 +48,15 @@ pub fn render(
         answer.body = doc;
         return Ok(answer);
     }
+    // A value read alone: as it was sent, with its media type.
+    if let (Render::Stored, ActionKind::Read, Some(field), [one]) = (
+        action.render,
+        action.action,
+        &resource.value,
+        items.as_slice(),
+    ) {
+        return Ok(super::value::answer(answer, field, one));
+    }
     let at = action.at.as_str();
     let slot = doc.pointer(at);
     let list =

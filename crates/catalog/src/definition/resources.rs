@@ -252,14 +252,17 @@ fn check_paging(
     Ok(())
 }
 
-/// A resource's links: each at a pointer, a template of the object's `{id}` (and `{base}`).
+/// A resource's links: each at a pointer, a template of the object's `{id}` (and `{base}`,
+/// `{parent}`).
 fn check_links(res: &Resource) -> Result<(), String> {
     for (p, template) in &res.links {
         pointer(p)?;
-        if let Some(unknown) = crate::templates::unknown_placeholder(template, &["{base}", "{id}"])
+        if let Some(unknown) =
+            crate::templates::unknown_placeholder(template, &["{base}", "{id}", "{parent}"])
         {
             return Err(format!(
-                "{template:?}: {unknown} is no placeholder; a link has {{base}} and {{id}}"
+                "{template:?}: {unknown} is no placeholder; a link has {{base}}, {{id}} and \
+                 {{parent}}"
             ));
         }
         if !template.contains("{id}") {

@@ -24,8 +24,9 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<Missing>,
     /// Values every rendered object carries, by JSON pointer into the object: templates with
-    /// `{id}` (the object's id) and `{base}` (the sandbox's URL of the service, as the request
-    /// addressed it): `"/_links/self/href" = "{base}/api/v4/leads/{id}"`.
+    /// `{id}` (the object's id), `{base}` (the sandbox's URL of the service, as the request
+    /// addressed it) and `{parent}` (the request's path without its last segment):
+    /// `"/_links/self/href" = "{base}/api/v4/leads/{id}"`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub links: BTreeMap<String, String>,
     /// Fields set to the sandbox's time when an object is created (and, for `updated`, each
@@ -42,10 +43,15 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub starts_empty: bool,
     /// Its objects are values of any kind, each held under this field (Apify's key-value
-    /// records): an upsert by a path's id writes its whole input there (JSON, or a text body as
-    /// a string), a `stored` read answers it alone.
+    /// records): an upsert by a path's id writes its whole body there as it came (JSON as
+    /// JSON; any other media type as its bytes, with that type), a `stored` read answers it
+    /// alone, with its media type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// With `value`: the field that holds the value's size in bytes, as sent (Apify's key
+    /// listing shows each record's `size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
 }
 
 /// How a collection's ids are made and written.

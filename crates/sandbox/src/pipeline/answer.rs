@@ -97,7 +97,11 @@ impl Answer {
             s.body.to_string()
         };
         let mut a = Self::new(s.status, content_type, body);
-        a.file = file(s.media.as_deref(), &s.body);
+        a.file = match (&s.media, &s.bytes) {
+            // Bytes of their own media type (a value kept as it was sent).
+            (Some(m), Some(bytes)) => HeaderValue::from_str(m).ok().map(|m| (m, bytes.to_vec())),
+            _ => file(s.media.as_deref(), &s.body),
+        };
         a.rendered = s.rendered.filter(|_| s.media.is_none());
         a.headers = s
             .headers

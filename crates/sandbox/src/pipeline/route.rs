@@ -73,7 +73,8 @@ pub(super) fn resolve<'s>(
     body: &Bytes,
 ) -> Result<(Call, Resolved<'s>), Response<Body>> {
     let rest = parts.uri.path().get(route.prefix..).unwrap_or("");
-    let call = Call::parse(service, parts, rest, body, route.host);
+    let mut call = Call::parse(service, parts, rest, body, route.host);
+    call.raw = body.clone();
     let resolved = state
         .catalog
         .resolve_at(route.index, call.method, &call.path, call.host.as_deref())

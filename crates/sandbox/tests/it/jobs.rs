@@ -465,8 +465,39 @@ async fn apify(p: &Pair) {
         .header("Content-Type", "text/plain")
         .body("plain text");
     assert_eq!(send(r).await.0, 201);
-    let (_, v) = send(get(p.read(), &record("kv1", "NOTE"))).await;
-    assert_eq!(v, json!("plain text"));
+    // Read back as it was sent, with its media type: text as text, bytes as bytes.
+    let raw = |store: &str, key: &str| {
+        c.get(format!("{}/apify{}", p.read(), record(store, key)))
+            .header("Authorization", &auth)
+            .header("X-Mock-Delay", "0")
+            .send()
+    };
+    let r = raw("kv1", "NOTE").await.unwrap();
+    assert_eq!(r.headers()["content-type"], "text/plain");
+    assert_eq!(r.text().await.unwrap(), "plain text");
+    let blob: &[u8] = &[0, 159, 146, 150, 255, b'\n'];
+    let r = c
+        .put(format!("{}/apify{}", p.write(), record("kv3", "BLOB")))
+        .header("Authorization", &auth)
+        .header("Content-Type", "application/octet-stream")
+        .body(blob.to_vec());
+    assert_eq!(send(r).await.0, 201);
+    let r = raw("kv3", "BLOB").await.unwrap();
+    assert_eq!(r.headers()["content-type"], "application/octet-stream");
+    assert_eq!(&r.bytes().await.unwrap()[..], blob);
+    // Listed with its size as sent and the URL it is read at.
+    let (_, v) = send(get(p.read(), "/v2/key-value-stores/kv3/keys")).await;
+    let item = &v["data"]["items"][0];
+    assert_eq!(
+        (&item["key"], &item["size"]),
+        (&json!("BLOB"), &json!(6)),
+        "{v}"
+    );
+    assert_eq!(
+        item["recordPublicUrl"],
+        format!("{}/apify{}", p.read(), record("kv3", "BLOB")),
+        "{v}"
+    );
     let (status, v) = send(get(p.read(), &record("kv2", "OUTPUT"))).await;
     assert_eq!(
         (status, &v["error"]["type"]),
