@@ -48,7 +48,7 @@ pub use hostnames::server_path;
 pub use keys::{CallSite, namespace};
 pub use model::{
     Aborted, Action, ActionKind, Binding, IdKind, IdStyle, Job, JobEnd, Makes, Missing, PageField,
-    Paging, Render, Resource, Stamp, StampFormat, StampOn, TokenEndpoint,
+    Paging, Render, Resource, Stamp, StampFormat, StampOn, TokenEndpoint, View,
 };
 pub use model::{
     AnswerSource, BucketScope, CredentialChannel, ErrorStyle, Fixture, HeaderRequirement,

@@ -70,23 +70,7 @@ impl Sandbox {
             .iter()
             .map(|(name, dir)| Ok((name.as_str(), SpecAnswers::load(dir)?)))
             .collect::<Result<_, SandboxError>>()?;
-        // A newer description checks the requests too, not only answers them.
-        let newer_rules: Vec<(&str, RequestRules)> = config
-            .newer_examples
-            .iter()
-            .map(|(name, dir)| {
-                let reading = catalog
-                    .services()
-                    .iter()
-                    .find(|s| s.id.as_str() == name)
-                    .map(|s| s.json)
-                    .unwrap_or_default();
-                Ok((
-                    name.as_str(),
-                    RequestRules::load(dir, Dialect::from(reading))?,
-                ))
-            })
-            .collect::<Result<_, SandboxError>>()?;
+        let newer_rules = newer_rules(&config, &catalog)?;
         let tenants = Tenants::open_with(&config.data_dir, config.max_delay_ms)?;
         // With Redis, this instance's records and the shared ones are merged, record by record.
         let sync = match &redis {
@@ -266,6 +250,33 @@ fn tls_for(catalog: &Arc<Catalog>, config: &SandboxConfig) -> Result<tls::Tls, S
         ca,
         Box::new(move |name| names.by_hostname(name).is_some()),
     )?)?)
+}
+
+/// The request rules of the newer descriptions given (`--wb-openapi`): a newer description
+/// checks the requests too, not only answers them, read as its service reads JSON.
+///
+/// # Errors
+/// A description that cannot be read.
+fn newer_rules<'c>(
+    config: &'c SandboxConfig,
+    catalog: &Catalog,
+) -> Result<Vec<(&'c str, RequestRules)>, SandboxError> {
+    config
+        .newer_examples
+        .iter()
+        .map(|(name, dir)| {
+            let reading = catalog
+                .services()
+                .iter()
+                .find(|s| s.id.as_str() == name)
+                .map(|s| s.json)
+                .unwrap_or_default();
+            Ok((
+                name.as_str(),
+                RequestRules::load(dir, Dialect::from(reading))?,
+            ))
+        })
+        .collect()
 }
 
 /// Where the sandboxes' objects live (Redis when the tenants are shared, else memory), with

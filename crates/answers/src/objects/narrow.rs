@@ -20,7 +20,10 @@ pub fn narrow(items: Vec<Value>, w: &Window, id: &IdStyle) -> Outcome {
                 o.get(field)
                     .and_then(text)
                     .is_some_and(|v| values.contains(&v))
-            })
+            }) && w
+                .view
+                .as_ref()
+                .is_none_or(|f| apistend_catalog::View::holds(o, f))
         })
         .collect();
     let total = passing.len() as u64;
@@ -59,6 +62,7 @@ mod tests {
             ids: None,
             by: vec![("offer_id".into(), vec!["o1".into(), "o2".into()])],
             after: None,
+            view: None,
         };
         assert_eq!(
             narrow(items.clone(), &w, &ids()),

@@ -23,6 +23,9 @@ pub enum Plan {
     Delete(String),
     /// Remove each object of these ids that the collection holds.
     Remove(Vec<String>),
+    /// Remove each object the window lists (a delete by other fields than the id, within its
+    /// `only`; the window's paging is not used).
+    RemoveWhere(Window),
     /// Write each object under its id, new or in place of the one there.
     Upsert(Vec<(String, Map<String, Value>)>),
 }
@@ -41,6 +44,8 @@ pub struct Window {
     pub by: Vec<(String, Vec<String>)>,
     /// The page starts after the object of this id (the `after` paging style).
     pub after: Option<String>,
+    /// Only the objects holding these fields (a list's `view`, a delete's `only`).
+    pub view: Option<std::collections::BTreeMap<String, Value>>,
 }
 
 impl Window {
@@ -52,13 +57,14 @@ impl Window {
             ids: None,
             by: Vec::new(),
             after: None,
+            view: None,
         }
     }
 
     /// Whether the store's window cannot say it: filters by other fields, or a page after an
     /// id (read whole and narrowed by [`narrow`](super::narrow::narrow)).
     pub fn narrowed(&self) -> bool {
-        !self.by.is_empty() || self.after.is_some()
+        !self.by.is_empty() || self.after.is_some() || self.view.is_some()
     }
 }
 
@@ -92,9 +98,13 @@ pub fn plan(
             Plan::Create(objects)
         }
         ActionKind::Read => Plan::Read(id_of(action, op, call, &doc)?),
+        ActionKind::Delete if action.id.is_none() && !action.filter_by.is_empty() => {
+            Plan::RemoveWhere(window(action, op, call, &doc)?)
+        }
         ActionKind::Delete if action.id.is_none() => {
             Plan::Remove(window(action, op, call, &doc)?.ids.unwrap_or_default())
         }
+        ActionKind::Update if !action.set.is_empty() => set(resource, action, op, call, &doc, now)?,
         ActionKind::Delete => Plan::Delete(id_of(action, op, call, &doc)?),
         ActionKind::Update => {
             let many = action.id.is_none();
@@ -155,6 +165,26 @@ pub fn plan(
         }
         _ => return Err(bad("this action is not implemented".into())),
     })
+}
+
+/// Fields set on each object the request lists by id (Ozon's archive), stamped as a change.
+fn set(
+    resource: &Resource,
+    action: &Action,
+    op: &Operation,
+    call: &Call,
+    doc: &Value,
+    now: i64,
+) -> Result<Plan, Refusal> {
+    let ids = window(action, op, call, doc)?.ids.unwrap_or_default();
+    if ids.is_empty() {
+        return Err(bad(format!("{}: no id", action.filter.join(", "))));
+    }
+    let mut set: Map<String, Value> = action.set.clone().into_iter().collect();
+    stamp::apply(resource, &mut set, now, false);
+    Ok(Plan::Update(
+        ids.into_iter().map(|id| (id, set.clone())).collect(),
+    ))
 }
 
 fn bad(why: String) -> Refusal {
@@ -301,9 +331,12 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
             if let Some(v) = op.param(&call.path, name) {
                 by.push((field.clone(), vec![v.to_owned()]));
             }
-        } else if let Some(v) = doc.pointer(p) {
+        } else {
+            // A `*` step is each item of a list there (Ozon's `/products/*/offer_id`).
             let mut found = Vec::new();
-            values(v, &mut found);
+            for v in super::pointer::each(doc, p) {
+                values(v, &mut found);
+            }
             if !found.is_empty() {
                 by.push((field.clone(), found));
             }
@@ -316,13 +349,34 @@ fn window(action: &Action, op: &Operation, call: &Call, doc: &Value) -> Result<W
             .filter(|a| !a.is_empty() && a != "0"),
         _ => None,
     };
+    let view = view(action, doc, ids.is_some() || !by.is_empty());
     Ok(Window {
         offset,
         limit,
         ids,
         by,
         after,
+        view,
     })
+}
+
+/// The fields the objects of a window hold: a list's `view` of the request's value (unless
+/// it lists by ids, `by_ids`, and its view shows those whatever it is), a delete's `only`.
+fn view(
+    action: &Action,
+    doc: &Value,
+    by_ids: bool,
+) -> Option<std::collections::BTreeMap<String, Value>> {
+    match &action.view {
+        Some(v) if !(v.not_by_ids && by_ids) => {
+            let asked = doc.pointer(&v.at).and_then(Value::as_str);
+            v.fields(asked).cloned()
+        }
+        _ if action.action == ActionKind::Delete && !action.only.is_empty() => {
+            Some(action.only.clone())
+        }
+        _ => None,
+    }
 }
 
 /// A page size asked (`asked`, none or 0: `default`), at most `max`.
@@ -451,6 +505,7 @@ mod tests {
                 ids: Some(vec!["7".into(), "8".into()]),
                 by: Vec::new(),
                 after: None,
+                view: None,
             }))
         );
         let p = planned(Method::Get, "/api/v4/leads", "limit=100000&page=0", None);
@@ -462,6 +517,7 @@ mod tests {
                 ids: None,
                 by: Vec::new(),
                 after: None,
+                view: None,
             })),
             "limit at most 250, page at least 1"
         );

@@ -73,6 +73,7 @@ pub fn render(
             out
         })
         .collect();
+    let shown = per_value(action, plan, &items, shown, slot);
     let count = shown.len();
     let written = if list {
         Value::Array(shown)
@@ -102,6 +103,50 @@ pub fn render(
     answer.body = doc;
     answer.rendered = None;
     Ok(answer)
+}
+
+/// For a delete by other fields than the id with an `unmatched` answer: an item for each value
+/// asked, in the request's order — the object it removed (`removed`, shown as `shown`), or the
+/// slot's first item (`slot`: the example) with the value in its field and the `unmatched`
+/// fields over it. Any other answer's items are `shown` as they are.
+fn per_value(
+    action: &Action,
+    plan: &Plan,
+    removed: &[Value],
+    shown: Vec<Value>,
+    slot: Option<&Value>,
+) -> Vec<Value> {
+    let Plan::RemoveWhere(w) = plan else {
+        return shown;
+    };
+    if action.unmatched.is_empty() {
+        return shown;
+    }
+    let template = match slot {
+        Some(Value::Array(list)) => list.first().cloned(),
+        other => other.cloned(),
+    }
+    .filter(Value::is_object)
+    .unwrap_or_else(|| Value::Object(Map::new()));
+    let mut out = Vec::new();
+    for (field, values) in &w.by {
+        for v in values {
+            let hit = removed
+                .iter()
+                .position(|o| o.get(field).and_then(super::plan::text).as_deref() == Some(v));
+            if let Some(item) = hit.and_then(|i| shown.get(i)) {
+                out.push(item.clone());
+                continue;
+            }
+            let mut item = template.clone();
+            if let Value::Object(m) = &mut item {
+                m.insert(field.clone(), Value::String(v.clone()));
+                m.extend(action.unmatched.clone());
+            }
+            out.push(item);
+        }
+    }
+    out
 }
 
 /// Every link in `doc` to one of the real service's hosts, made a link to the sandbox.

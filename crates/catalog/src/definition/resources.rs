@@ -103,10 +103,13 @@ fn check_action(
     act: &crate::model::Action,
     e: &impl Fn(String) -> CatalogError,
 ) -> Result<(), CatalogError> {
-    // A delete names its id, or the ids it removes (`filter`: WB's `chrtIds`).
+    check_selections(act, e)?;
+    // A delete names its id, or the objects it removes (`filter`: WB's `chrtIds`; `filter_by`:
+    // Ozon's `offer_id`s); an update its id, its input's, or the ids it `set`s (`filter`).
+    let sets = !act.set.is_empty();
     let needs_id = matches!(act.action, ActionKind::Read | ActionKind::Abort)
-        || (act.action == ActionKind::Delete && act.filter.is_empty())
-        || (act.action == ActionKind::Update && act.input.as_deref() != Some(""));
+        || (act.action == ActionKind::Delete && act.filter.is_empty() && act.filter_by.is_empty())
+        || (act.action == ActionKind::Update && act.input.as_deref() != Some("") && !sets);
     match act.id.as_deref() {
         Some(id) if !(id.starts_with("path:") || id.starts_with("param:")) => {
             return Err(e(format!("id {id:?}: \"path:NAME\" or \"param:NAME\"")));
@@ -130,6 +133,7 @@ fn check_action(
         ActionKind::Create | ActionKind::Update | ActionKind::Upsert
     ) && act.input.is_none()
         && !act.from_answer
+        && !sets
     {
         return Err(e(
             "a create (unless `from_answer`), update or upsert says where its input is (`input`)"
@@ -163,6 +167,38 @@ fn check_action(
         }
     }
     check_paging(act.page.as_ref(), e)
+}
+
+/// What selects the objects an action acts on beyond its ids: `set` is an update's by `filter`,
+/// `view` a list's, `only` and `unmatched` a delete's by `filter_by`.
+fn check_selections(
+    act: &crate::model::Action,
+    e: &impl Fn(String) -> CatalogError,
+) -> Result<(), CatalogError> {
+    if !act.set.is_empty() && (act.action != ActionKind::Update || act.filter.is_empty()) {
+        return Err(e(
+            "`set` is an update's, of the ids its `filter` lists".into()
+        ));
+    }
+    if let Some(v) = &act.view {
+        if act.action != ActionKind::List {
+            return Err(e("only a list has a `view`".into()));
+        }
+        pointer(&v.at).map_err(e)?;
+        if !v.values.contains_key(&v.default) {
+            return Err(e(format!(
+                "view: its default {:?} is none of its values",
+                v.default
+            )));
+        }
+    }
+    let by_fields = act.action == ActionKind::Delete && !act.filter_by.is_empty();
+    if (!act.only.is_empty() || !act.unmatched.is_empty()) && !by_fields {
+        return Err(e(
+            "`only` and `unmatched` are a delete's, by its `filter_by`".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A list's paging: a page holds at least one item, every pointer is one.

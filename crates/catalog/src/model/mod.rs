@@ -11,6 +11,7 @@ mod resource;
 mod responses;
 mod service;
 mod token;
+mod view;
 
 pub use credential::CredentialChannel;
 pub use ids::{Method, ServiceId, short_host};
@@ -26,3 +27,4 @@ pub use resource::{
 pub use responses::{AnswerSource, ErrorStyle, InFlightRefusal, MarkerValue, Rejection};
 pub use service::{LatencyProfile, Service};
 pub use token::TokenEndpoint;
+pub use view::View;

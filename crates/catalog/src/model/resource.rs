@@ -240,6 +240,21 @@ pub struct Action {
     /// with the actor, the storages and the options its start answers), its input over it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_answer: bool,
+    /// An update's fields written on each object its `filter` lists, whatever else the
+    /// request says (Ozon's archive: `is_archived = true`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, serde_json::Value>,
+    /// A list's selection by what a request value means (Ozon's `visibility`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<super::view::View>,
+    /// A delete by its `filter_by` removes only the objects holding these fields (an absent
+    /// field holds `false`): Ozon deletes only archived products.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub only: BTreeMap<String, serde_json::Value>,
+    /// A delete by its `filter_by`: an answer item for each value asked that named no object it
+    /// could remove, with these fields (Ozon's `is_deleted = false` and its `error`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unmatched: BTreeMap<String, serde_json::Value>,
 }
 
 /// What an operation does to its collection.

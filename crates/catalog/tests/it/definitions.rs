@@ -739,3 +739,34 @@ fn aborts_and_body_sizes_are_checked() {
     let e = load("moysklad.toml", &zero).unwrap_err().to_string();
     assert!(e.contains("nonzero"), "{e}");
 }
+
+/// What selects objects beyond their ids is checked where it is written: `set` is an update's
+/// by its `filter`, a `view` a list's (its default one of its values), `only` a delete's by
+/// `filter_by`.
+#[test]
+fn selections_are_checked() {
+    let ozon = builtin_text("ozon.toml").unwrap();
+    let cases = [
+        (
+            "path = \"/v1/product/archive\", filter = [\"/product_id\"],",
+            "path = \"/v1/product/archive\",",
+            "`set` is an update's, of the ids its `filter` lists",
+        ),
+        (
+            "view = { at = \"/filter/visibility\", default = \"ALL\"",
+            "view = { at = \"/filter/visibility\", default = \"EVERY\"",
+            "\"EVERY\" is none of its values",
+        ),
+        (
+            "filter_by = { \"/products/*/offer_id\" = \"offer_id\" }, only",
+            "filter = [\"/products\"], only",
+            "`only` and `unmatched` are a delete's",
+        ),
+    ];
+    for (from, to, why) in cases {
+        let text = ozon.replace(from, to);
+        assert_ne!(text, ozon, "{from}");
+        let e = load("ozon.toml", &text).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+    }
+}

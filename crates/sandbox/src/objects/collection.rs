@@ -80,6 +80,29 @@ pub(super) fn size(v: &Value) -> u64 {
     serde_json::to_vec(v).map_or(0, |b| b.len() as u64)
 }
 
+/// The objects of `listed` (those of a window's ids, in order) that a delete by `w`'s other
+/// fields removes (within its `only`), whose ids `id` reads.
+pub(super) fn removable(
+    listed: Vec<Value>,
+    w: &apistend_answers::objects::Window,
+    id: &IdStyle,
+) -> Vec<Value> {
+    // A delete by fields that names no value removes nothing (not everything).
+    if w.by.is_empty() {
+        return Vec::new();
+    }
+    let whole = apistend_answers::objects::Window {
+        offset: 0,
+        limit: u64::MAX,
+        after: None,
+        ..w.clone()
+    };
+    match apistend_answers::objects::narrow(listed, &whole, id) {
+        apistend_answers::objects::Outcome::Listed { items, .. } => items,
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

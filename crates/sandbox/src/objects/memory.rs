@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::bounds::Bounds;
 use super::coll::{Coll, Export};
-use super::collection::{first_after, key_of, patched, size, with_id, written};
+use super::collection::{first_after, key_of, patched, removable, size, with_id, written};
 use super::error::ObjectsError;
 
 /// The objects of every sandbox.
@@ -52,6 +52,21 @@ struct Collection {
 }
 
 impl Collection {
+    /// Removes each object of `ids` it holds: what went, and the change in objects and bytes.
+    fn remove(&mut self, ids: &[String]) -> (Outcome, i64, i64) {
+        let gone: Vec<Value> = ids
+            .iter()
+            .filter_map(|k| {
+                let (at, o) = self.items.remove(k)?;
+                self.order.remove(&at);
+                Some(o)
+            })
+            .collect();
+        let bytes: i64 = gone.iter().map(|o| size(o) as i64).sum();
+        let n = gone.len() as i64;
+        (Outcome::Removed(gone), -n, -bytes)
+    }
+
     fn seeded(id: &IdStyle, seed: Vec<Value>) -> Self {
         let mut c = Self {
             next_id: first_after(id, &seed),
@@ -201,18 +216,20 @@ impl MemoryObjects {
                 (Outcome::Updated(out), 0, d)
             }
             Plan::Upsert(upserts) => c.upsert(upserts, &self.bounds, objects, bytes)?,
-            Plan::Remove(ids) => {
-                let gone: Vec<Value> = ids
+            Plan::Remove(ids) => c.remove(ids),
+            Plan::RemoveWhere(w) => {
+                let listed = match c.page(&Window {
+                    ids: w.ids.clone(),
+                    ..Window::all()
+                }) {
+                    Outcome::Listed { items, .. } => items,
+                    _ => Vec::new(),
+                };
+                let ids: Vec<String> = removable(listed, w, id)
                     .iter()
-                    .filter_map(|k| {
-                        let (at, o) = c.items.remove(k)?;
-                        c.order.remove(&at);
-                        Some(o)
-                    })
+                    .filter_map(|o| key_of(id, o))
                     .collect();
-                let bytes: i64 = gone.iter().map(|o| size(o) as i64).sum();
-                let n = gone.len() as i64;
-                (Outcome::Removed(gone), -n, -bytes)
+                c.remove(&ids)
             }
             Plan::Delete(k) => match c.items.remove(k) {
                 Some((at, o)) => {

@@ -13,6 +13,7 @@ mod mirror;
 mod redis;
 mod restore;
 pub(crate) mod seed;
+mod whole;
 
 pub(crate) use bounds::Bounds;
 pub(crate) use coll::{Coll, Export};

@@ -349,6 +349,22 @@ if op == 'remove' then
   return out
 end
 
+if op == 'remove_if' then
+  -- ARGV: (id, what the caller read) pairs: all removed if each is still what was read.
+  for i = 3, #ARGV, 2 do
+    if redis.call('HGET', items, ARGV[i]) ~= ARGV[i + 1] then return {'changed', ARGV[i]} end
+  end
+  local r = rev()
+  local out = {'removed', str(r)}
+  for i = 3, #ARGV, 2 do
+    bury(coll, ARGV[i], r)
+    redis.call('HINCRBY', held, 'objects', -1)
+    redis.call('HINCRBY', held, 'bytes', -#ARGV[i + 1])
+    out[#out + 1] = ARGV[i + 1]
+  end
+  return out
+end
+
 if op == 'delete' then
   local o = redis.call('HGET', items, ARGV[3])
   if not o then return {'missing', ARGV[3]} end

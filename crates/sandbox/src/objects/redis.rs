@@ -10,8 +10,8 @@ use redis::Value as R;
 use serde_json::{Map, Value};
 
 use super::bounds::Bounds;
-use super::coll::{Coll, Export};
-use super::collection::{first_after, key_of, patched, with_id, written};
+use super::coll::Coll;
+use super::collection::{first_after, key_of, patched, removable, with_id, written};
 use super::error::ObjectsError;
 use super::mirror::Mirror;
 use crate::sync::Conn;
@@ -54,7 +54,7 @@ pub(super) fn unavailable(e: impl std::fmt::Display) -> ObjectsError {
     ObjectsError::Unavailable(e.to_string())
 }
 
-fn text(v: &R) -> Option<String> {
+pub(super) fn text(v: &R) -> Option<String> {
     match v {
         R::BulkString(b) => String::from_utf8(b.clone()).ok(),
         R::SimpleString(s) => Some(s.clone()),
@@ -63,12 +63,12 @@ fn text(v: &R) -> Option<String> {
     }
 }
 
-fn json(v: &R) -> Result<Value, ObjectsError> {
+pub(super) fn json(v: &R) -> Result<Value, ObjectsError> {
     let t = text(v).ok_or_else(|| unavailable("an object that is not text"))?;
     serde_json::from_str(&t).map_err(unavailable)
 }
 
-fn dump(v: &Value) -> String {
+pub(super) fn dump(v: &Value) -> String {
     v.to_string()
 }
 
@@ -78,7 +78,7 @@ fn number(v: Option<&R>) -> u64 {
 }
 
 /// A change's `{"wrote", rev, at…}`: its revision and each object's place.
-fn wrote(reply: &R) -> (u64, Vec<u64>) {
+pub(super) fn wrote(reply: &R) -> (u64, Vec<u64>) {
     let R::Array(parts) = reply else {
         return (0, Vec::new());
     };
@@ -206,6 +206,7 @@ impl RedisObjects {
             Plan::Update(patches) => self.update(on, patches).await,
             Plan::Upsert(objects) => self.upsert(on, objects).await,
             Plan::Remove(ids) => self.remove(on, ids).await,
+            Plan::RemoveWhere(w) => self.remove_where(on, id, w).await,
         }
     }
 
@@ -310,6 +311,46 @@ impl RedisObjects {
         Ok(Step::Done(Outcome::Removed(gone)))
     }
 
+    /// A delete by fields other than the id: the objects it removes read, and removed only if
+    /// each is still what was read (else read and tried again).
+    async fn remove_where(
+        &self,
+        on: On<'_>,
+        id: &IdStyle,
+        w: &Window,
+    ) -> Result<Step, ObjectsError> {
+        let listed = match self
+            .list(
+                on,
+                &Window {
+                    ids: w.ids.clone(),
+                    ..Window::all()
+                },
+            )
+            .await?
+        {
+            Step::Done(Outcome::Listed { items, .. }) => items,
+            other => return Ok(other),
+        };
+        let mut a = Vec::new();
+        for o in removable(listed, w, id) {
+            if let Some(k) = key_of(id, &o) {
+                a.extend([k, dump(&o)]);
+            }
+        }
+        let reply = match self.ask(on, "remove_if", a.clone()).await? {
+            Ok(r) => r,
+            Err(step) => return Ok(step),
+        };
+        let R::Array(parts) = &reply else {
+            return Err(unavailable("remove_if: not a list"));
+        };
+        let gone = parts.iter().skip(2).map(json).collect::<Result<_, _>>()?;
+        let ids = a.iter().step_by(2).map(|k| (k.clone(), None)).collect();
+        self.mirror(on, &reply, ids);
+        Ok(Step::Done(Outcome::Removed(gone)))
+    }
+
     /// A read or a delete of `k`: what it found, as `outcome` makes it.
     async fn found(
         &self,
@@ -407,85 +448,5 @@ impl RedisObjects {
             }
             Err(step) => step,
         })
-    }
-
-    pub(super) async fn export(&self, sandbox: &str) -> Result<Export, ObjectsError> {
-        let reply = self
-            .call(sandbox, &["export".into(), String::new()])
-            .await?;
-        let R::Array(colls) = reply else {
-            return Err(unavailable("export: not a list"));
-        };
-        let mut out = Export::new();
-        for c in colls {
-            let R::Array(parts) = c else { continue };
-            let (Some(name), Some(R::Array(order)), Some(R::Array(flat))) =
-                (parts.first().and_then(text), parts.get(1), parts.get(2))
-            else {
-                continue;
-            };
-            let mut by_id = std::collections::HashMap::new();
-            for pair in flat.chunks(2) {
-                if let [k, v] = pair {
-                    by_id.insert(text(k).unwrap_or_default(), json(v)?);
-                }
-            }
-            let items = order
-                .iter()
-                .filter_map(|k| by_id.remove(&text(k)?))
-                .collect();
-            let (service, coll) = name.split_once('/').unwrap_or((name.as_str(), ""));
-            out.entry(service.to_owned())
-                .or_default()
-                .insert(coll.to_owned(), items);
-        }
-        Ok(out)
-    }
-
-    pub(super) async fn forget(&self, sandbox: &str) -> Result<(), ObjectsError> {
-        self.mirror.forget(sandbox);
-        self.call(sandbox, &["forget".into(), String::new()])
-            .await
-            .map(drop)
-    }
-
-    pub(super) async fn replace(
-        &self,
-        sandbox: &str,
-        data: &Export,
-        ids: &(dyn Fn(&str, &str) -> Option<IdStyle> + Sync),
-    ) -> Result<(), ObjectsError> {
-        let mut a = vec!["replace".to_owned(), String::new()];
-        let (mut objects, mut bytes) = (0u64, 0u64);
-        let (mut mirrored, mut marks) = (Vec::new(), Vec::new());
-        for (service, colls) in data {
-            for (name, items) in colls {
-                let Some(id) = ids(service, name) else {
-                    continue;
-                };
-                a.push(format!("{service}/{name}"));
-                let next = first_after(&id, items);
-                a.push(next.to_string());
-                marks.push((format!("{service}/{name}"), next));
-                let pairs: Vec<(String, String)> = items
-                    .iter()
-                    .filter_map(|o| Some((key_of(&id, o)?, dump(o))))
-                    .collect();
-                a.push(pairs.len().to_string());
-                for (k, j) in &pairs {
-                    objects += 1;
-                    bytes += j.len() as u64;
-                    a.extend([k.clone(), j.clone()]);
-                }
-                mirrored.push((format!("{service}/{name}"), pairs));
-            }
-        }
-        self.bounds.check(objects, bytes)?;
-        let reply = self.call(sandbox, &a).await?;
-        self.mirror.replaced(sandbox, wrote(&reply).0, mirrored);
-        for (name, next) in marks {
-            self.mirror.gave(sandbox, &name, next);
-        }
-        Ok(())
     }
 }

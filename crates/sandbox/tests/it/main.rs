@@ -15,6 +15,7 @@
 
 mod admin;
 mod answers;
+mod archive;
 mod buckets;
 mod credentials;
 mod dashboard;
