@@ -131,6 +131,19 @@ def bitrix24():
         listed=len(listed),
         seconds=round(time.monotonic() - t, 2),
     )
+    # Updated and deleted in one go each, then read back: the renamed, and the list without the
+    # deleted.
+    b.call("crm.deal.update", [{"ID": i, "fields": {"TITLE": f"Renamed {i}"}} for i in ids[:10]])
+    renamed = b.call("crm.deal.get", [{"ID": i} for i in ids[:10]])
+    b.call("crm.deal.delete", [{"ID": i} for i in ids[10:20]])
+    left = {int(d["ID"]) for d in b.get_all("crm.deal.list")}
+    report(
+        "b24 crm.deal.update and crm.deal.delete, read back",
+        sorted(d["TITLE"] for d in renamed) == sorted(f"Renamed {i}" for i in ids[:10])
+        and len(left) == 53 and not left & set(ids[10:20]) and set(ids[:10]) <= left,
+        renamed=len(renamed),
+        left=len(left),
+    )
 
 
 def ozon():
@@ -156,8 +169,10 @@ def ozon():
 
 def ozon_import():
     """ozon-api through an import: products sent, the task polled until it says `imported`
-    (each item), then the products listed by their offer ids with the ids the task gave."""
+    (each item), then the products listed by their offer ids with the ids the task gave; one
+    archived (listed under ARCHIVED, not ALL) and unarchived."""
     from ozon_api import OzonAPI
+    from ozon_api.models.product_archive import ProductArchiveRequest, ProductUnarchiveRequest
     from ozon_api.models.product_import import ProductImport, ProductImport_Item
     from ozon_api.models.product_import_info import ProductImportInfo
     from ozon_api.models.product_list import ProductListFilter, ProductListRequest
@@ -193,15 +208,30 @@ def ozon_import():
             listed = await api.product_list(
                 ProductListRequest(filter=ProductListFilter(offer_id=offers, visibility="ALL"), limit=100)
             )
-            return info, statuses, listed
+            # The first archived: listed under ARCHIVED, not under ALL; then back.
+            first = [i["product_id"] for i in info["result"]["items"]][:1]
+            archived = await api.product_archive(ProductArchiveRequest(product_id=first))
+            under = {}
+            for visibility in ("ARCHIVED", "ALL"):
+                page = await api.product_list(
+                    ProductListRequest(filter=ProductListFilter(visibility=visibility), limit=1000)
+                )
+                under[visibility] = [i["product_id"] for i in page.result.items]
+            back = await api.product_unarchive(ProductUnarchiveRequest(product_id=first))
+            return info, statuses, listed, (first, archived, under, back)
 
-    info, statuses, listed = asyncio.run(run())
+    info, statuses, listed, (first, archived, under, back) = asyncio.run(run())
     made = {i["offer_id"]: i["product_id"] for i in info["result"]["items"]}
     shown = {i["offer_id"]: i["product_id"] for i in listed.result.items}
     report(
         "ozon import moves to imported and its products are listed",
         statuses[0] == ["pending"] and statuses[-1] == ["imported"] and shown == made and len(made) == 3,
         statuses=statuses[:1] + statuses[-1:], made=made, shown=shown,
+    )
+    report(
+        "ozon product_archive and product_unarchive, listed by visibility",
+        archived.result and back.result and first[0] in under["ARCHIVED"] and first[0] not in under["ALL"],
+        first=first, under=under,
     )
 
 
