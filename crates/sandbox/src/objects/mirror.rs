@@ -189,10 +189,15 @@ fn forget_oldest_deletions(c: &mut Collection) {
 
 impl Sandbox {
     /// The script's `restore` arguments after its operation and collection: the clearing
-    /// revision, then per collection its name, next id, count and `(id, rev, at, json or "")`.
-    pub(crate) fn restore_args(&self) -> Vec<String> {
+    /// revision, then per collection (every one, or `only`) its name, next id, count and
+    /// `(id, rev, at, json or "")`.
+    pub(crate) fn restore_args(&self, only: Option<&str>) -> Vec<String> {
         let mut a = vec![self.cleared.to_string()];
-        for (name, c) in &self.colls {
+        let colls = self
+            .colls
+            .iter()
+            .filter(|(n, _)| only.is_none_or(|o| o == *n));
+        for (name, c) in colls {
             a.push(name.clone());
             a.push(c.next.to_string());
             a.push(c.objects.len().to_string());
@@ -245,7 +250,7 @@ mod tests {
         assert_eq!(s.colls["svc/d"].objects["a"].at, 1);
         assert_eq!(m.next("s", "svc/c"), 12);
         assert_eq!(
-            s.restore_args().first().map(String::as_str),
+            s.restore_args(None).first().map(String::as_str),
             Some("9"),
             "the clearing first"
         );

@@ -154,7 +154,7 @@ impl RedisObjects {
                 Step::Seed => {
                     // Untouched: a Redis that came back empty, maybe before the instances
                     // noticed; what this instance wrote comes back first.
-                    self.restore(coll.sandbox).await?;
+                    self.restore(coll.sandbox, Some(&name)).await?;
                     let first = seed();
                     let mut args = vec!["seed".into(), name.clone()];
                     let known = self.mirror.next(coll.sandbox, &name);

@@ -5,17 +5,21 @@ use super::error::ObjectsError;
 use super::redis::{RedisObjects, unavailable};
 
 impl RedisObjects {
-    /// Writes `sandbox`'s mirror back (a Redis that came back empty, or a collection found
-    /// untouched): per object, the later revision stays.
+    /// Writes `sandbox`'s mirror back (a Redis that came back empty), or only that of its
+    /// collection `only` (found untouched): per object, the later revision stays.
     ///
     /// # Errors
     /// When Redis does not answer.
-    pub(super) async fn restore(&self, sandbox: &str) -> Result<(), ObjectsError> {
+    pub(super) async fn restore(
+        &self,
+        sandbox: &str,
+        only: Option<&str>,
+    ) -> Result<(), ObjectsError> {
         let Some(mirrored) = self.mirror.of(sandbox) else {
             return Ok(());
         };
         let mut a = vec!["restore".to_owned(), String::new()];
-        a.extend(mirrored.restore_args());
+        a.extend(mirrored.restore_args(only));
         self.call(sandbox, &a).await.map(drop)
     }
 
@@ -60,7 +64,7 @@ impl RedisObjects {
     async fn restore_all(&self) -> bool {
         let mut all = true;
         for (sandbox, _) in self.mirror.snapshot() {
-            if let Err(e) = self.restore(&sandbox).await {
+            if let Err(e) = self.restore(&sandbox, None).await {
                 tracing::warn!(sandbox, error = %e, "could not give Redis back this instance's objects; trying again");
                 all = false;
             }
