@@ -183,7 +183,6 @@ impl crate::batch::Batching for Batch {
             has_body: false,
             content_type: None,
             malformed: None,
-            text: None,
             raw: bytes::Bytes::new(),
         })
     }

@@ -42,14 +42,30 @@ pub struct Call {
     pub content_type: Option<String>,
     /// Why a body that is not a form did not read as JSON (the parser's words), if it did not.
     pub malformed: Option<String>,
-    /// A `text/*` body that is not JSON, as sent (a key-value record of text).
-    pub text: Option<String>,
-    /// The body as sent, shared (set by the sandbox's pipeline, empty otherwise): a value kept
-    /// as it came (Apify's records of any media type).
+    /// The body as sent, where it is not read as JSON (set by [`keep_raw`](Self::keep_raw),
+    /// empty otherwise): a value kept as it came (Apify's records of any media type).
     pub raw: bytes::Bytes,
 }
 
 impl Call {
+    /// Whether its `Content-Type` names JSON: none, `application/json` or `…+json`.
+    pub fn json_media(&self) -> bool {
+        let essence = self
+            .content_type
+            .as_deref()
+            .and_then(|m| m.split(';').next())
+            .map_or("", str::trim);
+        essence.is_empty() || essence == "application/json" || essence.ends_with("+json")
+    }
+
+    /// Keeps `body` (this call's, as it came) where it is not read as JSON: shared, not copied,
+    /// and nothing for the JSON bodies every other operation takes.
+    pub fn keep_raw(&mut self, body: &bytes::Bytes) {
+        if self.has_body && (self.body.is_none() || !self.json_media()) {
+            self.raw = body.clone();
+        }
+    }
+
     /// `host` is the hostname the request came by, if it came by one.
     pub fn parse(
         service: &Service,
@@ -94,11 +110,6 @@ impl Call {
             blocked: Vec::new(),
             has_body: !body.is_empty(),
             content_type: (!content_type.is_empty()).then(|| content_type.to_owned()),
-            text: malformed
-                .as_ref()
-                .filter(|_| content_type.starts_with("text/"))
-                .and_then(|_| std::str::from_utf8(body).ok())
-                .map(str::to_owned),
             malformed,
             raw: bytes::Bytes::new(),
         };
@@ -291,5 +302,45 @@ mod tests {
         assert_eq!(bearer_token("ключ абв"), None, "not cut inside a character");
         assert_eq!(strip_bearer("wb-key"), "wb-key");
         assert_eq!(strip_bearer("Bearer wb-key"), "wb-key");
+    }
+
+    #[test]
+    fn keeps_the_body_only_where_it_is_not_read_as_json() {
+        let catalog = apistend_catalog::Catalog::builtin().unwrap();
+        let apify = catalog
+            .service(catalog.service_id("apify").unwrap())
+            .unwrap();
+        let call = |media: &str, body: &'static [u8]| {
+            let req = http::Request::post("/v2/key-value-stores/s/records/k")
+                .header("content-type", media)
+                .body(())
+                .unwrap();
+            let (parts, ()) = req.into_parts();
+            let mut c = Call::parse(
+                apify,
+                &parts,
+                "/v2/key-value-stores/s/records/k",
+                body,
+                None,
+            );
+            c.keep_raw(&bytes::Bytes::from_static(body));
+            c
+        };
+        assert!(call("application/json", b"{\"a\":1}").raw.is_empty());
+        assert!(
+            call("application/ld+json; charset=utf-8", b"[1]")
+                .raw
+                .is_empty()
+        );
+        assert_eq!(
+            &call("text/plain", b"123").raw[..],
+            b"123",
+            "text, though it parses"
+        );
+        assert_eq!(&call("application/json", b"{bad").raw[..], b"{bad");
+        assert_eq!(
+            &call("application/octet-stream", b"\x00\xff").raw[..],
+            b"\x00\xff"
+        );
     }
 }

@@ -208,7 +208,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
             None => None,
         };
         let demo = sandbox.demo();
-        crate::release_freed();
+        crate::alloc::release_freed();
         // The banner is for whoever started us; if they stopped reading, keep serving anyway.
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "APIStend sandbox listening on http://{addr}");

@@ -266,9 +266,9 @@ fn newer_rules<'c>(
         .iter()
         .map(|(name, dir)| {
             let reading = catalog
-                .services()
-                .iter()
-                .find(|s| s.id.as_str() == name)
+                .service_id(name)
+                .ok()
+                .and_then(|id| catalog.service(id))
                 .map(|s| s.json)
                 .unwrap_or_default();
             Ok((

@@ -15,30 +15,18 @@ const MEDIA: &str = "__media";
 /// The member that says the value is base64 of its bytes (not UTF-8 text); never shown.
 const BASE64: &str = "__base64";
 
-/// Whether `media` (a `Content-Type`) names JSON: none, `application/json` or `…+json`.
-fn is_json(media: Option<&str>) -> bool {
-    let essence = media
-        .and_then(|m| m.split(';').next())
-        .map_or("", str::trim);
-    essence.is_empty() || essence == "application/json" || essence.ends_with("+json")
-}
-
 /// The object `call`'s body makes in a collection whose values are held under `field`: JSON
 /// (or no body: an empty string) as it is, anything else as its bytes with its media type; and
 /// its size in bytes where the resource keeps one.
 pub(super) fn kept(resource: &Resource, field: &str, call: &Call) -> Map<String, Value> {
     let mut o = Map::new();
     let media = call.content_type.as_deref();
-    let json = is_json(media).then(|| call.body.clone()).flatten();
+    let json = call.json_media().then(|| call.body.clone()).flatten();
     let value = match (json, call.has_body) {
         (Some(v), _) => v,
         (None, false) => Value::String(String::new()),
         (None, true) => {
-            let bytes: &[u8] = if call.raw.is_empty() {
-                call.text.as_deref().unwrap_or("").as_bytes()
-            } else {
-                &call.raw
-            };
+            let bytes: &[u8] = &call.raw;
             o.insert(
                 MEDIA.to_owned(),
                 Value::String(media.unwrap_or("application/octet-stream").to_owned()),
@@ -53,7 +41,8 @@ pub(super) fn kept(resource: &Resource, field: &str, call: &Call) -> Map<String,
         }
     };
     if let Some(size) = &resource.size {
-        // The bytes as sent; a call made without them (a test's) counts what is kept.
+        // The bytes as sent where they were kept; a JSON value (not kept) counts its compact
+        // text, and a call made without them (a test's) what is kept.
         let n = match &value {
             _ if !call.raw.is_empty() || !call.has_body => call.raw.len(),
             Value::String(s) if o.contains_key(MEDIA) => s.len(),
@@ -87,18 +76,4 @@ pub(super) fn answer(mut answer: Success, field: &str, stored: &Value) -> Succes
     answer.rendered = None;
     answer.bytes = Some(bytes.into());
     answer
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_and_no_type_are_json_the_rest_is_not() {
-        assert!(is_json(None));
-        assert!(is_json(Some("application/json; charset=utf-8")));
-        assert!(is_json(Some("application/ld+json")));
-        assert!(!is_json(Some("text/plain")));
-        assert!(!is_json(Some("application/octet-stream")));
-    }
 }

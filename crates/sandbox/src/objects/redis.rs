@@ -22,6 +22,7 @@ const SCRIPT: &str = include_str!("objects.lua");
 /// between.
 const TRIES: usize = 16;
 
+#[derive(Clone)]
 pub(crate) struct RedisObjects {
     pub(super) conn: Conn,
     pub(super) script: redis::Script,
@@ -299,12 +300,24 @@ impl RedisObjects {
     }
 
     async fn remove(&self, on: On<'_>, ids: &[String]) -> Result<Step, ObjectsError> {
-        let reply = match self.ask(on, "remove", ids.to_vec()).await? {
+        self.removed(on, "remove", ids.to_vec(), ids).await
+    }
+
+    /// The script's `op` with `args`, which removes objects of `ids`: what it removed (its
+    /// `{"removed", rev, object…}`), their tombstones mirrored.
+    async fn removed(
+        &self,
+        on: On<'_>,
+        op: &str,
+        args: Vec<String>,
+        ids: &[String],
+    ) -> Result<Step, ObjectsError> {
+        let reply = match self.ask(on, op, args).await? {
             Ok(r) => r,
             Err(step) => return Ok(step),
         };
         let R::Array(parts) = &reply else {
-            return Err(unavailable("remove: not a list"));
+            return Err(unavailable(format!("{op}: not a list")));
         };
         let gone = parts.iter().skip(2).map(json).collect::<Result<_, _>>()?;
         self.mirror(on, &reply, ids.iter().map(|k| (k.clone(), None)).collect());
@@ -332,23 +345,14 @@ impl RedisObjects {
             Step::Done(Outcome::Listed { items, .. }) => items,
             other => return Ok(other),
         };
-        let mut a = Vec::new();
+        let (mut a, mut ids) = (Vec::new(), Vec::new());
         for o in removable(listed, w, id) {
             if let Some(k) = key_of(id, &o) {
-                a.extend([k, dump(&o)]);
+                a.extend([k.clone(), dump(&o)]);
+                ids.push(k);
             }
         }
-        let reply = match self.ask(on, "remove_if", a.clone()).await? {
-            Ok(r) => r,
-            Err(step) => return Ok(step),
-        };
-        let R::Array(parts) = &reply else {
-            return Err(unavailable("remove_if: not a list"));
-        };
-        let gone = parts.iter().skip(2).map(json).collect::<Result<_, _>>()?;
-        let ids = a.iter().step_by(2).map(|k| (k.clone(), None)).collect();
-        self.mirror(on, &reply, ids);
-        Ok(Step::Done(Outcome::Removed(gone)))
+        self.removed(on, "remove_if", a, &ids).await
     }
 
     /// A read or a delete of `k`: what it found, as `outcome` makes it.

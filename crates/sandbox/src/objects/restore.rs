@@ -27,17 +27,7 @@ impl RedisObjects {
     /// its keys), while `tenants` is in use; the mirrors of sandboxes deleted meanwhile are
     /// dropped first.
     pub(super) fn follow(&self, tenants: crate::tenants::WeakTenants) {
-        let (conn, script, mirror) = (
-            self.conn.clone(),
-            self.script.clone(),
-            std::sync::Arc::clone(&self.mirror),
-        );
-        let me = Self {
-            conn,
-            script,
-            bounds: self.bounds,
-            mirror,
-        };
+        let me = self.clone();
         tokio::spawn(async move {
             let mut seen: Option<Option<String>> = None;
             let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));

@@ -74,7 +74,7 @@ pub(super) fn resolve<'s>(
 ) -> Result<(Call, Resolved<'s>), Response<Body>> {
     let rest = parts.uri.path().get(route.prefix..).unwrap_or("");
     let mut call = Call::parse(service, parts, rest, body, route.host);
-    call.raw = body.clone();
+    call.keep_raw(body);
     let resolved = state
         .catalog
         .resolve_at(route.index, call.method, &call.path, call.host.as_deref())
