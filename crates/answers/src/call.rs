@@ -48,14 +48,11 @@ pub struct Call {
 }
 
 impl Call {
-    /// Whether its `Content-Type` names JSON: none, `application/json` or `…+json`.
+    /// Whether its body is read as JSON by its `Content-Type`: none, or a JSON media type.
     pub fn json_media(&self) -> bool {
-        let essence = self
-            .content_type
+        self.content_type
             .as_deref()
-            .and_then(|m| m.split(';').next())
-            .map_or("", str::trim);
-        essence.is_empty() || essence == "application/json" || essence.ends_with("+json")
+            .is_none_or(|m| crate::media::essence(m).is_empty() || crate::media::is_json(m))
     }
 
     /// Keeps `body` (this call's, as it came) where it is not read as JSON: shared, not copied,

@@ -20,6 +20,7 @@ pub mod call;
 pub mod clock;
 mod error;
 mod examples;
+mod media;
 pub mod objects;
 mod openapi;
 mod ozon;

@@ -143,21 +143,7 @@ impl Body {
     }
 }
 
-/// `application/json; charset=utf-8` → `application/json`.
-pub(crate) fn essence(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
-/// Whether a media type is JSON (`application/json`, `…+json`).
-pub(crate) fn is_json(media: &str) -> bool {
-    let e = essence(media);
-    e == "application/json" || e.ends_with("+json") || e == "text/json"
-}
+pub(crate) use crate::media::{essence, is_json};
 
 #[cfg(test)]
 mod tests {
