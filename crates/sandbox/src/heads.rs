@@ -21,13 +21,16 @@ pub(crate) const X_APISTEND_INVALID: &str = "x-apistend-invalid";
 /// shapes build their map header by header.
 const SHAPES: usize = 64;
 
+/// A header as an answer is made: its name (lower-case, static) and value.
+pub(crate) type Field = (&'static str, HeaderValue);
+
 /// An answer's headers, names and values, in the order they go on the wire.
 ///
 /// A `Vec` with room for the usual eight (a content type, six rate headers and the scenario's
 /// echo): one allocation, and a move of the list is three words (an inline array of eight
 /// header values measured slower, initialising, moving and dropping its empty slots).
 pub(crate) struct Fields {
-    items: Vec<(&'static str, HeaderValue)>,
+    items: Vec<Field>,
 }
 
 impl Fields {
@@ -36,6 +39,11 @@ impl Fields {
         Self {
             items: Vec::with_capacity(8),
         }
+    }
+
+    /// The headers, in order.
+    pub(crate) fn items(&self) -> &[Field] {
+        &self.items
     }
 
     /// Adds header `name` (lower-case, as definitions and constants give them) with `value`.

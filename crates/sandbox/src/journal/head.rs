@@ -5,14 +5,13 @@
 
 use http::HeaderMap;
 
-/// Writes the head of a request into `out` (emptied first): its method, target and headers.
+/// Writes the head of a request at the end of `out`: its method, target and headers.
 pub(crate) fn request(
     out: &mut Vec<u8>,
     method: &http::Method,
     uri: &http::Uri,
     headers: &HeaderMap,
 ) {
-    out.clear();
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     out.extend_from_slice(method.as_str().as_bytes());
     out.push(b' ');
@@ -20,22 +19,33 @@ pub(crate) fn request(
     lines(out, headers);
 }
 
-/// Writes the headers of an answer into `out` (emptied first).
+/// Writes the headers of an answer at the end of `out`.
 pub(crate) fn answer(out: &mut Vec<u8>, headers: &HeaderMap) {
-    out.clear();
     lines(out, headers);
+}
+
+/// Writes the headers of an answer as the sandbox made them into `out` (appended).
+pub(crate) fn fields(out: &mut Vec<u8>, fields: &[crate::heads::Field]) {
+    for (k, v) in fields {
+        line(out, k.as_bytes(), v.as_bytes());
+    }
 }
 
 /// A `\nname: value` per header, as bytes (read back lossily: a value need not be UTF-8; none
 /// holds a line break, which HTTP forbids).
 fn lines(out: &mut Vec<u8>, headers: &HeaderMap) {
     for (k, v) in headers {
-        out.push(b'\n');
-        out.extend_from_slice(k.as_str().as_bytes());
-        out.push(b':');
-        out.push(b' ');
-        out.extend_from_slice(v.as_bytes());
+        line(out, k.as_str().as_bytes(), v.as_bytes());
     }
+}
+
+/// One header's line.
+fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.push(b'\n');
+    out.extend_from_slice(name);
+    out.push(b':');
+    out.push(b' ');
+    out.extend_from_slice(value);
 }
 
 /// A request head read back: method, path, query, and the header lines.
@@ -84,11 +94,11 @@ mod tests {
         );
         let lines: Vec<_> = lines.collect();
         assert_eq!(lines, [("api-key", "k"), ("accept", "a"), ("accept", "b")]);
-        let mut out = b"left over".to_vec();
+        let mut out = Vec::new();
         answer(&mut out, &h);
         assert_eq!(value(&String::from_utf8(out).unwrap(), "accept"), Some("a"));
         let uri: http::Uri = "/wb/ping".parse().unwrap();
-        let mut head = b"left over".to_vec();
+        let mut head = Vec::new();
         request(&mut head, &http::Method::GET, &uri, &HeaderMap::new());
         let head = String::from_utf8(head).unwrap();
         let (_, p, q, mut none) = split_request(&head);

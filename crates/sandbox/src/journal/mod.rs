@@ -2,8 +2,8 @@
 //! sandbox's decision, for a test to ask afterwards what arrived (the management API's
 //! `…/requests`) and how its client behaved (`…/conduct`).
 //!
-//! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply: its
-//!   heads as one string each, [`head`]);
+//! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply: its heads
+//!   as text, [`head`], and the start of its body and a short answer's, in one buffer);
 //! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
 //! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
 //!   instance shares (with `--redis`), written in batches off the request path;
@@ -30,7 +30,7 @@ use apistend_catalog::Catalog;
 use tokio::sync::Notify;
 
 pub(crate) use crate::config::JournalBounds as Bounds;
-pub(crate) use entry::{Entry, Refused};
+pub(crate) use entry::{Entry, Filling, Refused};
 pub(crate) use error::JournalError;
 
 pub(crate) use filter::Filter;

@@ -99,10 +99,10 @@ impl Record {
     pub(crate) fn of(e: &Entry, id: String, catalog: &Catalog) -> Self {
         let mask = Mask::new(
             Some(e.credential.as_deref().unwrap_or(&e.key)),
-            &[&e.body, &e.answer_body],
+            &[e.body(), e.answer_bytes()],
         );
-        let request_head = String::from_utf8_lossy(&e.head);
-        let answer_head = String::from_utf8_lossy(&e.answer_head);
+        let request_head = String::from_utf8_lossy(e.head());
+        let answer_head = String::from_utf8_lossy(e.answer_lines());
         let (method, path, query, sent) = head::split_request(&request_head);
         let service = catalog.service(e.service);
         let operation = service
@@ -138,12 +138,12 @@ impl Record {
                 path: mask.text(path).into_owned(),
                 query: query.map(|q| mask.text(q).into_owned()),
                 headers: headers(sent, &mask),
-                body: shown(&e.body, e.body_len, &mask),
+                body: shown(e.body(), e.body_len, &mask),
             },
             response: Answered {
                 status: e.status,
                 headers: headers(head::header_lines(&answer_head), &mask),
-                body: shown(&e.answer_body, e.answer_len, &mask),
+                body: shown(e.answer_bytes(), e.answer_len, &mask),
             },
             decision: Decided {
                 remaining: e.fill.map(|f| f.0),

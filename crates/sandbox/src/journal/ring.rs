@@ -195,8 +195,7 @@ mod tests {
     fn entry(sandbox: &str, body: usize) -> Arc<Entry> {
         let mut e = Entry::empty();
         e.sandbox = sandbox.into();
-        e.head = b"GET /x".to_vec();
-        e.keep_body(&vec![b'x'; body], body);
+        e.request(|b| b.extend_from_slice(b"GET /x"), &vec![b'x'; body], body);
         Arc::from(e)
     }
 
@@ -251,15 +250,18 @@ mod tests {
         r.push(entry("a", 1));
         r.push(entry("a", 2));
         assert!(
-            r.slot().head.is_empty(),
+            r.slot().head().is_empty(),
             "nothing let go of yet: a new slot"
         );
         r.push(entry("a", 3));
-        assert_eq!(r.slot().body, b"x", "the slot a's bound let go of");
-        assert!(r.slot().head.is_empty(), "taken: a new slot again");
+        assert_eq!(r.slot().body(), b"x", "the slot a's bound let go of");
+        assert!(r.slot().head().is_empty(), "taken: a new slot again");
         let read = r.of("a");
         r.push(entry("a", 4));
-        assert!(r.slot().head.is_empty(), "the slot let go of is being read");
+        assert!(
+            r.slot().head().is_empty(),
+            "the slot let go of is being read"
+        );
         drop(read);
         assert_eq!(r.of("a").len(), 2);
     }

@@ -10,6 +10,7 @@ use futures_util::stream;
 use http::{HeaderValue, Response, StatusCode};
 
 use crate::heads::{self, Fields};
+use crate::journal::Filling;
 use crate::scenario::{Scenario, X_APISTEND_SCENARIO_NAME};
 use apistend_answers::{Refusal, Success};
 
@@ -163,26 +164,26 @@ impl Answer {
 
     /// The response.
     pub(super) fn into_response(self) -> Response<Body> {
-        self.into_response_keeping(&mut None)
+        self.into_response_keeping(None)
     }
 
-    /// The response, and in `sent` the bytes of its body when it is sent whole in memory (for
-    /// the request journal: shared, not read back from the response).
-    pub(super) fn into_response_keeping(mut self, sent: &mut Option<Bytes>) -> Response<Body> {
+    /// The response; its headers and the bytes of its body (when it is sent whole from memory)
+    /// written into the request journal's entry, `keep`, as they are made.
+    pub(super) fn into_response_keeping(mut self, mut keep: Option<Filling<'_>>) -> Response<Body> {
         let file = self.file.take();
         // A 204 or 304 has no body (RFC 9110 §15.3.5), so no Content-Type either.
         if matches!(self.status, 204 | 304) {
             self.body = String::new();
-            *sent = Some(Bytes::new());
-            return self.finish(Body::empty(), None);
+            sent(&mut keep, &Bytes::new());
+            return self.finish(Body::empty(), None, keep);
         }
         // A rendered body is sent as it is in full mode; the other modes work on its text.
         if let Some(rendered) = self.rendered.take() {
             if matches!(self.mode, BodyMode::Full) {
                 let media =
                     (!rendered.is_empty()).then(|| HeaderValue::from_static(self.content_type));
-                *sent = Some(rendered.clone());
-                return self.finish(Body::from(rendered), media);
+                sent(&mut keep, &rendered);
+                return self.finish(Body::from(rendered), media, keep);
             }
             self.body = String::from_utf8_lossy(&rendered).into_owned();
         }
@@ -197,49 +198,43 @@ impl Answer {
             self.body = String::new();
             if !matches!(self.mode, BodyMode::Reset) {
                 let bytes = Bytes::from(bytes);
-                *sent = Some(bytes.clone());
-                return self.finish(Body::from(bytes), media);
+                sent(&mut keep, &bytes);
+                return self.finish(Body::from(bytes), media, keep);
             }
         }
         let text = std::mem::take(&mut self.body);
-        let whole = |b: Bytes, sent: &mut Option<Bytes>| {
-            *sent = Some(b.clone());
+        let mut whole = |b: Bytes| {
+            sent(&mut keep, &b);
             Body::from(b)
         };
         let body = match self.mode {
-            BodyMode::Full => whole(Bytes::from(text), sent),
+            BodyMode::Full => whole(Bytes::from(text)),
             BodyMode::Truncated => {
                 let mut cut = text.len() / 2;
                 while !text.is_char_boundary(cut) {
                     cut -= 1;
                 }
-                whole(
-                    Bytes::copy_from_slice(text.as_bytes().get(..cut).unwrap_or_default()),
-                    sent,
-                )
-            }
-            BodyMode::Reset => Body::from_stream(stream::once(async {
-                Err::<Vec<u8>, _>(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionReset,
-                    "x-mock-scenario: reset",
+                whole(Bytes::copy_from_slice(
+                    text.as_bytes().get(..cut).unwrap_or_default(),
                 ))
-            })),
-            BodyMode::Slow => {
-                let bytes = text.into_bytes();
-                let chunk = (bytes.len() / 12).max(8);
-                let pieces: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
-                Body::from_stream(stream::unfold(pieces.into_iter(), |mut it| async move {
-                    let piece = it.next()?;
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                    Some((Ok::<_, std::io::Error>(piece), it))
-                }))
+            }
+            // A streamed body is kept as none.
+            BodyMode::Reset | BodyMode::Slow => {
+                sent(&mut keep, &Bytes::new());
+                streamed(text, matches!(self.mode, BodyMode::Reset))
             }
         };
-        self.finish(body, media)
+        self.finish(body, media, keep)
     }
 
-    /// The response of this answer with `body`, and `media` as its `Content-Type`.
-    fn finish(self, body: Body, media: Option<HeaderValue>) -> Response<Body> {
+    /// The response of this answer with `body`, and `media` as its `Content-Type`; its headers
+    /// kept in the journal's entry, `keep`, when given.
+    fn finish(
+        self,
+        body: Body,
+        media: Option<HeaderValue>,
+        keep: Option<Filling<'_>>,
+    ) -> Response<Body> {
         let mut h = Fields::new();
         if let Some(media) = media {
             h.push(CONTENT_TYPE, media);
@@ -268,9 +263,40 @@ impl Answer {
         let mut resp = Response::new(body);
         *resp.status_mut() =
             StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if let Some(mut k) = keep {
+            k.head(&h);
+        }
         *resp.headers_mut() = heads::map(h);
         resp
     }
+}
+
+/// Keeps `body`, sent whole from memory, in the journal's entry if there is one.
+fn sent(keep: &mut Option<Filling<'_>>, body: &Bytes) {
+    if let Some(k) = keep.as_mut() {
+        k.body(body);
+    }
+}
+
+/// The body of `text` sent as a stream: broken by a reset after its head, or slowly, a piece
+/// every 250 ms.
+fn streamed(text: String, reset: bool) -> Body {
+    if reset {
+        return Body::from_stream(stream::once(async {
+            Err::<Vec<u8>, _>(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "x-mock-scenario: reset",
+            ))
+        }));
+    }
+    let bytes = text.into_bytes();
+    let chunk = (bytes.len() / 12).max(8);
+    let pieces: Vec<Vec<u8>> = bytes.chunks(chunk).map(<[u8]>::to_vec).collect();
+    Body::from_stream(stream::unfold(pieces.into_iter(), |mut it| async move {
+        let piece = it.next()?;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        Some((Ok::<_, std::io::Error>(piece), it))
+    }))
 }
 
 /// An answer after which the connection closes: its request body was not read to the end (too

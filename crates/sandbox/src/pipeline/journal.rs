@@ -1,8 +1,9 @@
 //! The request's entry in its sandbox's journal ([`crate::journal`]), written into a slot the
-//! journal lends (one a busy sandbox's bound let go of: no allocation): its head and body copied once its
-//! credential has said whose it is (up to the journal's bound; a slice would pin the
-//! connection's read buffer), its answer's head copied and its body shared once it is answered.
-//! A body sent as a stream (a scenario's slow or broken one) is not read.
+//! journal lends (one a busy sandbox's bound let go of: no allocation): its head and body copied
+//! once its credential has said whose it is (up to the journal's bound; a slice would pin the
+//! connection's read buffer), then its answer's head and body, written by the answer as it is
+//! made (or read back from a response made otherwise). A body sent as a stream (a scenario's
+//! slow or broken one) is not read.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use http_body_util::BodyExt;
 use super::answer::Answer;
 use super::meta::Meta;
 use super::noted::Noted;
-use crate::journal::head;
+use crate::journal::{Filling, head};
 use crate::state::AppState;
 
 /// Notes the head and body of a request its sandbox's journal keeps (once its credential has
@@ -26,36 +27,38 @@ pub(super) fn heard(state: &AppState, parts: &Parts, body: &[u8], seen: &mut Not
     }
     let mut slot = state.journal.slot();
     if let Some(e) = Arc::get_mut(&mut slot) {
-        head::request(&mut e.head, &parts.method, &parts.uri, &parts.headers);
-        e.keep_body(body, state.journal.body_bytes());
+        let head = |b: &mut Vec<u8>| head::request(b, &parts.method, &parts.uri, &parts.headers);
+        e.request(head, body, state.journal.body_bytes());
         seen.entry = Some(slot);
     }
 }
 
-/// Keeps `resp`, the answer to a request of `service`, in its sandbox's journal; gives the
-/// response back.
-pub(super) async fn keep(
+/// Keeps `resp`, the answer to a request of `service`, in its sandbox's journal: its head and
+/// body written into the slot by the answer as it was made ([`response`]), else read here (the
+/// body's bytes in `seen.sent`, read by [`take_body`]). By reference: nothing of the response
+/// moves for it.
+pub(super) fn keep(
     state: &AppState,
     service: ServiceId,
     seen: &mut Noted,
     meta: &Meta,
-    resp: Response<Body>,
-) -> Response<Body> {
+    resp: &Response<Body>,
+) {
     let (Some(whose), Some(mut slot)) = (seen.whose.as_ref(), seen.entry.take()) else {
-        return resp;
-    };
-    let (resp, sent) = match seen.sent.take() {
-        Some(b) => (resp, Some(b)),
-        None => take_body(resp).await,
+        return;
     };
     let Some(e) = Arc::get_mut(&mut slot) else {
-        return resp;
+        return;
     };
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // now, in µs: fits
     let at_us = (meta.started * 1e6) as u64;
-    e.sandbox.clone_from(&whose.sandbox);
-    e.key.clone_from(&whose.key);
-    e.credential.clone_from(&whose.credential);
+    // A busy sandbox's slot comes back to its own requests: mostly nothing to count again.
+    share(&mut e.sandbox, &whose.sandbox);
+    share(&mut e.key, &whose.key);
+    match (&mut e.credential, &whose.credential) {
+        (Some(mine), Some(theirs)) => share(mine, theirs),
+        (mine, theirs) => mine.clone_from(theirs),
+    }
     e.service = service;
     e.operation = seen.operation;
     e.conn = seen.conn;
@@ -63,19 +66,32 @@ pub(super) async fn keep(
     e.at_us = at_us;
     e.latency_us = apistend_answers::clock::unix_now_us().saturating_sub(at_us);
     e.status = resp.status().as_u16();
-    head::answer(&mut e.answer_head, resp.headers());
-    e.keep_answer_body(sent.unwrap_or_default(), state.journal.body_bytes());
+    if !seen.answered {
+        e.answer_head(|b| head::answer(b, resp.headers()));
+        let sent = seen.sent.take().unwrap_or_default();
+        e.keep_answer_body(&sent, state.journal.body_bytes());
+    }
     e.fill = seen.fill;
     e.refused = seen.refused;
     state.journal.push(slot);
-    resp
+}
+
+/// Points `mine` at `theirs`, unless it already does (no count of either changed then).
+fn share(mine: &mut Arc<str>, theirs: &Arc<str>) {
+    if !Arc::ptr_eq(mine, theirs) {
+        mine.clone_from(theirs);
+    }
 }
 
 /// The response of `answer`, its body's bytes noted for the journal when it keeps the request
 /// (given by the answer as it is made, not read back).
-pub(super) fn response(answer: Answer, seen: &mut Noted) -> Response<Body> {
+pub(super) fn response(state: &AppState, answer: Answer, seen: &mut Noted) -> Response<Body> {
     if seen.journaled() {
-        answer.into_response_keeping(&mut seen.sent)
+        // The answer's head and body go straight into the slot, as it makes them.
+        let max = state.journal.body_bytes();
+        let entry = seen.entry.as_mut().and_then(Arc::get_mut);
+        seen.answered = entry.is_some();
+        answer.into_response_keeping(entry.map(|e| Filling::new(e, max)))
     } else {
         answer.into_response()
     }

@@ -85,7 +85,7 @@ pub(super) async fn take<'a>(
         let ctx = meta.ctx(decision.limit);
         // The most common refusal: its bytes given to the journal as it is made.
         let refusal = Answer::rate_limited(service, &decision, &quota, &ctx);
-        return Err(super::journal::response(refusal, seen));
+        return Err(super::journal::response(state, refusal, seen));
     }
     Ok(Admitted {
         service,

@@ -67,8 +67,13 @@ pub(crate) async fn handle(
         Ok(resp) | Err(resp) => resp,
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
-    if seen.journaled() {
-        resp = journal::keep(&state, service.id, &mut seen, &meta, resp).await;
+    if seen.journaled() && seen.entry.is_some() {
+        if seen.sent.is_none() && !seen.answered {
+            let sent;
+            (resp, sent) = journal::take_body(resp).await;
+            seen.sent = sent;
+        }
+        journal::keep(&state, service.id, &mut seen, &meta, &resp);
     }
     match seen.whose.take().filter(|w| w.watched) {
         Some(w) => {
@@ -169,7 +174,7 @@ async fn stages(
     answer
         .headers
         .extend(invalid.map(|r| (validate::X_APISTEND_INVALID, r)));
-    let resp = journal::response(answer, seen);
+    let resp = journal::response(state, answer, seen);
     Ok(slots::hold(resp, held, seen).await)
 }
 

@@ -36,6 +36,9 @@ pub(super) struct Noted {
     /// The answer's body as it was made (or read before it was wrapped to hold a slot), for
     /// the journal.
     pub(super) sent: Option<Bytes>,
+    /// The answer wrote its head and body into the entry as it was made (else they are read
+    /// from the response).
+    pub(super) answered: bool,
 }
 
 /// The sandbox and key of a request, and who wants to know of it.
