@@ -167,7 +167,11 @@ impl Journal {
                     let seq = |e: Option<&(u64, Arc<Entry>)>| e.map_or(0, |(n, _)| *n);
                     let version = (seq(entries.first()), seq(entries.last()), entries.len());
                     let t = self.tallied.get(s, version).unwrap_or_else(|| {
-                        let t = Tally::of(&conduct::report(&self.render(&entries)));
+                        let brief: Vec<Record> = entries
+                            .iter()
+                            .map(|(_, e)| Record::brief(e, &self.catalog))
+                            .collect();
+                        let t = Tally::of(&conduct::report(&brief));
                         self.tallied.put(Arc::clone(s), version, t.clone());
                         t
                     });

@@ -109,10 +109,7 @@ impl Record {
             .zip(e.operation)
             .and_then(|(s, i)| s.operations.get(i))
             .map(|o| format!("{} {}", o.method, o.path));
-        let group = service
-            .zip(e.group)
-            .and_then(|(s, g)| s.groups.get(g))
-            .map(|g| g.id.clone());
+        let group = group_of(e, service);
         let header = |name: &str| head::value(&answer_head, name);
         let wait_ms = service.and_then(|s| s.announced_wait_ms(header, e.answered_ms()));
         let scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
@@ -156,10 +153,65 @@ impl Record {
         }
     }
 
+    /// `e` as the conduct report follows it ([`super::conduct`]) and no more: its key, bucket,
+    /// times, connection, the request as it identifies a repeated one, the status and the
+    /// decision; no header, nothing masked (the metrics' tally reads it, nobody is shown it).
+    pub(crate) fn brief(e: &Entry, catalog: &Catalog) -> Self {
+        let service = catalog.service(e.service);
+        let answer_head = String::from_utf8_lossy(e.answer_lines());
+        let header = |name: &str| head::value(&answer_head, name);
+        let request_head = String::from_utf8_lossy(e.head());
+        let (method, path, query, _) = head::split_request(&request_head);
+        let body = (!e.body().is_empty()).then(|| String::from_utf8_lossy(e.body()).into_owned());
+        Record {
+            id: String::new(),
+            at: String::new(),
+            at_ms: e.at_us / 1000,
+            at_us: e.at_us,
+            latency_us: e.latency_us,
+            connection: e.conn,
+            key: e.key.to_string(),
+            service: e.service.as_str().to_owned(),
+            operation: None,
+            group: group_of(e, service),
+            request: Sent {
+                method: method.to_owned(),
+                path: path.to_owned(),
+                query: query.map(str::to_owned),
+                headers: BTreeMap::new(),
+                body: BodyShown {
+                    body,
+                    ..BodyShown::default()
+                },
+            },
+            response: Answered {
+                status: e.status,
+                headers: BTreeMap::new(),
+                body: BodyShown::default(),
+            },
+            decision: Decided {
+                remaining: None,
+                limit: None,
+                refused: e.refused,
+                reason: None,
+                scenario: None,
+                wait_ms: service.and_then(|s| s.announced_wait_ms(header, e.answered_ms())),
+            },
+        }
+    }
+
     /// The request's body as JSON, if it is JSON.
     pub(crate) fn request_json(&self) -> Option<serde_json::Value> {
         serde_json::from_str(self.request.body.body.as_deref()?).ok()
     }
+}
+
+/// The name of the limit group `e` drew from.
+fn group_of(e: &Entry, service: Option<&apistend_catalog::Service>) -> Option<String> {
+    service
+        .zip(e.group)
+        .and_then(|(s, g)| s.groups.get(g))
+        .map(|g| g.id.clone())
 }
 
 /// The reason of a refusal that carries none of its own.
