@@ -95,67 +95,47 @@ pub(crate) struct Decided {
 }
 
 impl Record {
-    /// `e` as shown, numbered `id`.
+    /// `e` as shown, numbered `id`: [`Record::brief`] with what a reader sees besides, secrets
+    /// masked.
     pub(crate) fn of(e: &Entry, id: String, catalog: &Catalog) -> Self {
+        let mut r = Self::brief(e, catalog);
         let mask = Mask::new(
             Some(e.credential.as_deref().unwrap_or(&e.key)),
             &[e.body(), e.answer_bytes()],
         );
         let request_head = String::from_utf8_lossy(e.head());
         let answer_head = String::from_utf8_lossy(e.answer_lines());
-        let (method, path, query, sent) = head::split_request(&request_head);
-        let service = catalog.service(e.service);
-        let operation = service
+        let (_, path, query, sent) = head::split_request(&request_head);
+        let header = |name: &str| head::value(&answer_head, name);
+        r.id = id;
+        r.at = apistend_answers::clock::utc_ms(i64::try_from(r.at_ms).unwrap_or(i64::MAX));
+        r.operation = catalog
+            .service(e.service)
             .zip(e.operation)
             .and_then(|(s, i)| s.operations.get(i))
             .map(|o| format!("{} {}", o.method, o.path));
-        let group = group_of(e, service);
-        let header = |name: &str| head::value(&answer_head, name);
-        let wait_ms = service.and_then(|s| s.announced_wait_ms(header, e.answered_ms()));
-        let scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
-        let reason = e.refused.map(|r| {
+        r.request.path = mask.text(path).into_owned();
+        r.request.query = query.map(|q| mask.text(q).into_owned());
+        r.request.headers = headers(sent, &mask);
+        r.request.body = shown(e.body(), e.body_len, &mask);
+        r.response.headers = headers(head::header_lines(&answer_head), &mask);
+        r.response.body = shown(e.answer_bytes(), e.answer_len, &mask);
+        let d = &mut r.decision;
+        (d.remaining, d.limit) = (e.fill.map(|f| f.0), e.fill.map(|f| f.1));
+        d.scenario = header(crate::scenario::X_APISTEND_SCENARIO_NAME).map(str::to_owned);
+        d.reason = e.refused.map(|k| {
             header(crate::heads::X_APISTEND_INVALID).map_or_else(
-                || reason(r, group.as_deref(), scenario.as_deref()),
+                || reason(k, r.group.as_deref(), d.scenario.as_deref()),
                 str::to_owned,
             )
         });
-        Record {
-            id,
-            at: apistend_answers::clock::utc_ms(i64::try_from(e.at_us / 1000).unwrap_or(i64::MAX)),
-            at_ms: e.at_us / 1000,
-            at_us: e.at_us,
-            latency_us: e.latency_us,
-            connection: e.conn,
-            key: e.key.to_string(),
-            service: e.service.as_str().to_owned(),
-            operation,
-            group,
-            request: Sent {
-                method: method.to_owned(),
-                path: mask.text(path).into_owned(),
-                query: query.map(|q| mask.text(q).into_owned()),
-                headers: headers(sent, &mask),
-                body: shown(e.body(), e.body_len, &mask),
-            },
-            response: Answered {
-                status: e.status,
-                headers: headers(head::header_lines(&answer_head), &mask),
-                body: shown(e.answer_bytes(), e.answer_len, &mask),
-            },
-            decision: Decided {
-                remaining: e.fill.map(|f| f.0),
-                limit: e.fill.map(|f| f.1),
-                refused: e.refused,
-                reason,
-                scenario,
-                wait_ms,
-            },
-        }
+        r
     }
 
     /// `e` as the conduct report follows it ([`super::conduct`]) and no more: its key, bucket,
     /// times, connection, the request as it identifies a repeated one, the status and the
-    /// decision; no header, nothing masked (the metrics' tally reads it, nobody is shown it).
+    /// decision; no header, nothing masked (the metrics' tally reads it, nobody is shown it;
+    /// [`Record::of`] adds the rest).
     pub(crate) fn brief(e: &Entry, catalog: &Catalog) -> Self {
         let service = catalog.service(e.service);
         let answer_head = String::from_utf8_lossy(e.answer_lines());

@@ -68,7 +68,7 @@ pub(crate) async fn handle(
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
     if seen.journaled() && seen.entry.is_some() {
-        if seen.sent.is_none() && !seen.answered {
+        if seen.body_unread() {
             let sent;
             (resp, sent) = journal::take_body(resp).await;
             seen.sent = sent;

@@ -66,6 +66,12 @@ impl Noted {
         step
     }
 
+    /// Whether the journal keeps this request and its answer's body is to be read back from
+    /// the response (the answer did not write it into the entry as it was made).
+    pub(super) fn body_unread(&self) -> bool {
+        self.journaled() && self.sent.is_none() && !self.answered
+    }
+
     /// Whether the journal keeps this request.
     pub(super) fn journaled(&self) -> bool {
         self.whose.as_ref().is_some_and(|w| w.journaled)

@@ -55,7 +55,7 @@ pub(super) async fn hold(
     };
     // Read for the journal before the slot is tied to the body's sending (unless the answer
     // gave its bytes already).
-    let resp = if seen.journaled() && seen.sent.is_none() && !seen.answered {
+    let resp = if seen.body_unread() {
         let (resp, sent) = super::journal::take_body(resp).await;
         seen.sent = sent;
         resp
