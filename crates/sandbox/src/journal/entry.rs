@@ -42,16 +42,24 @@ impl Refused {
     }
 }
 
-/// A request and its answer, as they went. Its buffer is reused: the journal hands out the
-/// slot of a sandbox's oldest request when the sandbox is at its bound (or a spare one), so a
-/// busy sandbox journals without allocating.
+/// A request and its answer, as they went: its [`Facts`] and its bytes. The pipeline fills one
+/// per request, in a slot the journal lends again and again (the thread's own, mostly: its lines
+/// in the processor's cache), and the journal copies it into the sandbox's log ([`super::log`]).
 ///
 /// The request's head and body and the answer's head (and a short body made for it alone) are
-/// written one after the other into one buffer, `bytes`: a ring of a thousand slots is mostly
-/// out of the processor's caches when a slot comes round again, and a few lines written in a
-/// row cost less than the partly filled lines of a buffer each.
+/// written one after the other into one buffer, `bytes`, so that the journal keeps them with
+/// one copy.
 #[derive(Debug)]
 pub(crate) struct Entry {
+    facts: Facts,
+    /// The pieces below, one after the other.
+    bytes: Vec<u8>,
+    pieces: Pieces,
+}
+
+/// What an entry says besides its bytes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Facts {
     /// The sandbox whose key made it.
     pub(crate) sandbox: Arc<str>,
     /// The key, or `app:ID` for a Bitrix24 local application.
@@ -70,26 +78,90 @@ pub(crate) struct Entry {
     pub(crate) at_us: u64,
     /// From its arrival to its answer's head.
     pub(crate) latency_us: u64,
-    /// The pieces below, one after the other.
-    bytes: Vec<u8>,
+    /// Its body's whole length.
+    pub(crate) body_len: usize,
+    pub(crate) status: u16,
+    /// The start of the answer's body when the sandbox shares it already (else copied into the
+    /// bytes); and the body's whole length.
+    answer_body: Bytes,
+    pub(crate) answer_len: usize,
+    /// The bucket's tokens left and capacity after the request, when it reached the limit.
+    pub(crate) fill: Option<(u32, u32)>,
+    pub(crate) refused: Option<Refused>,
+}
+
+impl Facts {
+    /// The bytes of a body shared with the sandbox (an example, a file) it holds.
+    pub(crate) fn shared_bytes(&self) -> usize {
+        self.answer_body.len()
+    }
+
+    /// Becomes `from`, field by field: a shared value it already points at (the same
+    /// sandbox's, the same key's) is left as it is, no count changed.
+    pub(crate) fn assign(&mut self, from: &Facts) {
+        share(&mut self.sandbox, &from.sandbox);
+        share(&mut self.key, &from.key);
+        match (&mut self.credential, &from.credential) {
+            (Some(mine), Some(theirs)) => share(mine, theirs),
+            (mine, theirs) => mine.clone_from(theirs),
+        }
+        self.service = from.service;
+        self.operation = from.operation;
+        self.group = from.group;
+        self.conn = from.conn;
+        self.at_us = from.at_us;
+        self.latency_us = from.latency_us;
+        self.body_len = from.body_len;
+        self.status = from.status;
+        self.let_go_of_body();
+        if !from.answer_body.is_empty() {
+            self.answer_body = from.answer_body.clone();
+        }
+        self.answer_len = from.answer_len;
+        self.fill = from.fill;
+        self.refused = from.refused;
+    }
+
+    /// Lets go of an answer body it shares.
+    pub(crate) fn let_go_of_body(&mut self) {
+        if !self.answer_body.is_empty() {
+            self.answer_body = Bytes::new();
+        }
+    }
+}
+
+/// Points `mine` at `theirs`, unless it already does (no count of either changed then).
+pub(crate) fn share(mine: &mut Arc<str>, theirs: &Arc<str>) {
+    if !Arc::ptr_eq(mine, theirs) {
+        mine.clone_from(theirs);
+    }
+}
+
+impl std::ops::Deref for Entry {
+    type Target = Facts;
+    fn deref(&self) -> &Facts {
+        &self.facts
+    }
+}
+
+impl std::ops::DerefMut for Entry {
+    fn deref_mut(&mut self) -> &mut Facts {
+        &mut self.facts
+    }
+}
+
+/// Where each piece of an entry is in its bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Pieces {
     /// Its method, target and headers ([`super::head::request`]).
     head: Piece,
     /// The start of its body (up to the journal's bound, copied: a slice would keep the
     /// connection's read buffer alive).
     body: Piece,
-    /// Its body's whole length.
-    pub(crate) body_len: usize,
-    pub(crate) status: u16,
     /// The answer's headers ([`super::head::answer`]).
     answer_head: Piece,
-    /// The start of the answer's body: shared when the sandbox shares it already, else copied
-    /// (`answer_copy`); and its whole length.
-    answer_body: Bytes,
+    /// The start of the answer's body, when copied.
     answer_copy: Piece,
-    pub(crate) answer_len: usize,
-    /// The bucket's tokens left and capacity after the request, when it reached the limit.
-    pub(crate) fill: Option<(u32, u32)>,
-    pub(crate) refused: Option<Refused>,
 }
 
 /// Where a piece is in an entry's bytes.
@@ -99,9 +171,6 @@ struct Piece {
     end: u32,
 }
 
-/// The longest answer body a slot copies rather than shares.
-const COPIED: usize = 1024;
-
 /// What a slot's buffer holds besides the request's body, mostly: its head, the answer's head
 /// and a short answer.
 const ROOM: usize = 768;
@@ -109,29 +178,35 @@ const ROOM: usize = 768;
 impl Entry {
     /// An empty slot.
     pub(crate) fn empty() -> Box<Self> {
-        Box::new(Entry {
-            sandbox: Arc::from(""),
-            key: Arc::from(""),
-            credential: None,
-            // No service yet: the pipeline names it when it fills the slot.
-            service: Default::default(),
-            operation: None,
-            group: None,
-            conn: 0,
-            at_us: 0,
-            latency_us: 0,
-            bytes: Vec::new(),
-            head: Piece::default(),
-            body: Piece::default(),
-            body_len: 0,
-            status: 0,
-            answer_head: Piece::default(),
-            answer_body: Bytes::new(),
-            answer_copy: Piece::default(),
-            answer_len: 0,
-            fill: None,
-            refused: None,
-        })
+        // No service yet: the pipeline names it when it fills the slot.
+        Box::new(Self::of_parts(
+            Facts::default(),
+            Vec::new(),
+            Pieces::default(),
+        ))
+    }
+
+    /// An entry of what a journal kept (a reader's copy).
+    pub(crate) fn of_parts(facts: Facts, bytes: Vec<u8>, pieces: Pieces) -> Self {
+        Entry {
+            facts,
+            bytes,
+            pieces,
+        }
+    }
+
+    /// Becomes a kept request again, in its own buffer (reused: a reader going through a
+    /// journal copies nothing else).
+    pub(crate) fn load(&mut self, facts: &Facts, bytes: &[u8], pieces: Pieces) {
+        self.facts.assign(facts);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.pieces = pieces;
+    }
+
+    /// Its facts, its bytes and where each piece is in them: what a journal keeps.
+    pub(crate) fn parts(&self) -> (&Facts, &[u8], Pieces) {
+        (&self.facts, &self.bytes, self.pieces)
     }
 
     /// Writes a piece at the end of the bytes.
@@ -159,87 +234,66 @@ impl Entry {
         // Room for the body and, mostly, both heads and a short answer: a buffer grown by
         // doubling once they come would hold up to twice what it keeps.
         self.bytes.reserve(body.len().min(max) + ROOM);
-        self.answer_head = Piece::default();
-        self.answer_copy = Piece::default();
-        self.head = self.append(head);
+        self.pieces = Pieces::default();
+        self.facts.let_go_of_body();
+        self.answer_len = 0;
+        self.pieces.head = self.append(head);
         let kept = body.get(..max.min(body.len())).unwrap_or_default();
-        self.body = self.append(|b| b.extend_from_slice(kept));
+        self.pieces.body = self.append(|b| b.extend_from_slice(kept));
         self.body_len = body.len();
     }
 
     /// The answer's head, written by `head`.
     pub(crate) fn answer_head(&mut self, head: impl FnOnce(&mut Vec<u8>)) {
-        self.answer_head = self.append(head);
+        self.pieces.answer_head = self.append(head);
     }
 
-    /// Keeps at most `max` bytes of the answer's `body`. A body made for this answer alone
-    /// and short is copied: sharing it would first move it to a counted buffer (an
-    /// allocation), then hold that memory, cold, until the slot is reused, where a copy lets
-    /// the allocator give the same hot memory to the next answer. A body shared already (an
-    /// example, a file) is shared.
+    /// Keeps at most `max` bytes of the answer's `body`. A body made for this answer alone is
+    /// copied: sharing it would first move it to a counted buffer (an allocation), then hold
+    /// all of that buffer (its room to grow too, which the journal cannot see) until the slot
+    /// is reused, where a copy keeps what is counted. A body shared already (an example, a
+    /// file) is shared, unless only its start is kept.
     pub(crate) fn keep_answer_body(&mut self, body: &Bytes, max: usize) {
         self.answer_len = body.len();
-        self.answer_copy = Piece::default();
-        if body.len() <= COPIED.min(max) && body.is_unique() {
-            self.answer_copy = self.append(|b| b.extend_from_slice(body));
-            if !self.answer_body.is_empty() {
-                self.answer_body = Bytes::new();
-            }
-        } else if body.len() <= max {
-            self.answer_body = body.clone();
+        self.pieces.answer_copy = Piece::default();
+        if body.is_unique() || body.len() > max {
+            let kept = body.get(..max.min(body.len())).unwrap_or_default();
+            self.pieces.answer_copy = self.append(|b| b.extend_from_slice(kept));
+            self.facts.let_go_of_body();
         } else {
-            self.answer_body = Bytes::copy_from_slice(body.get(..max).unwrap_or_default());
+            self.facts.answer_body = body.clone();
         }
     }
 
     /// The request's head ([`super::head::request`]).
     pub(crate) fn head(&self) -> &[u8] {
-        self.piece(self.head)
+        self.piece(self.pieces.head)
     }
 
     /// The start of the request's body.
     pub(crate) fn body(&self) -> &[u8] {
-        self.piece(self.body)
+        self.piece(self.pieces.body)
     }
 
     /// The answer's head ([`super::head::answer`]).
     pub(crate) fn answer_lines(&self) -> &[u8] {
-        self.piece(self.answer_head)
+        self.piece(self.pieces.answer_head)
     }
 
     /// The start of the answer's body, as kept.
     pub(crate) fn answer_bytes(&self) -> &[u8] {
-        if self.answer_copy.end > self.answer_copy.start {
-            self.piece(self.answer_copy)
+        let copy = self.pieces.answer_copy;
+        if copy.end > copy.start {
+            self.piece(copy)
         } else {
-            &self.answer_body
+            &self.facts.answer_body
         }
-    }
-
-    /// What it holds, in bytes: what the journal's byte budget counts. The slot (with its
-    /// counts) and its buffer as the allocator holds them, its places in the journal's two
-    /// queues (grown by doubling: up to twice their 24 bytes each), a shared body's start.
-    pub(crate) fn weight(&self) -> usize {
-        allocated(std::mem::size_of::<Self>() + 16)
-            + allocated(self.bytes.capacity())
-            + 96
-            + self.answer_body.len()
     }
 
     /// When its answer was sent, in milliseconds since the Unix epoch.
     pub(crate) fn answered_ms(&self) -> u64 {
         (self.at_us + self.latency_us) / 1000
     }
-}
-
-/// The memory an allocation of `n` bytes takes: the allocator's size classes are about an
-/// eighth of a power of two apart (mimalloc's: four to eight a doubling), so a request is rounded
-/// up to the next eighth.
-fn allocated(n: usize) -> usize {
-    if n == 0 {
-        return 0;
-    }
-    n.next_multiple_of((n.next_power_of_two() / 8).max(16))
 }
 
 /// An entry filled by an answer as it is made: its headers and the start of its body, read
@@ -293,15 +347,5 @@ mod tests {
         assert!(e.answer_lines().is_empty());
         e.keep_answer_body(&Bytes::from(vec![b'z'; 10]), 3);
         assert_eq!((e.answer_bytes(), e.answer_len), (&b"zzz"[..], 10));
-    }
-
-    #[test]
-    fn an_allocation_is_counted_as_its_size_class() {
-        assert_eq!(allocated(0), 0);
-        assert_eq!(allocated(1), 16);
-        assert_eq!(allocated(300), 320);
-        assert_eq!(allocated(918), 1024);
-        assert_eq!(allocated(1024), 1024);
-        assert_eq!(allocated(1025), 1280);
     }
 }

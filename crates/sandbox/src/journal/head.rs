@@ -39,7 +39,9 @@ fn lines(out: &mut Vec<u8>, headers: &HeaderMap) {
     }
 }
 
-/// One header's line.
+/// One header's line. Inlined into the loops: a call a header cost more in saving and
+/// restoring registers than the line's own stores (callgrind).
+#[inline(always)]
 fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.push(b'\n');
     out.extend_from_slice(name);

@@ -5,7 +5,7 @@
 //! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply: its heads
 //!   as text, [`head`], and the start of its body and a short answer's, in one buffer);
 //! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
-//! - [`ring`]: this instance's memory, within both bounds; [`shared`]: the Redis every
+//! - [`ring`]: this instance's memory, within both bounds, a [`log`] a sandbox; [`shared`]: the Redis every
 //!   instance shares (with `--redis`), written in batches off the request path;
 //! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key;
 //!   [`touches`]: the levels requests left their buckets at (the dashboard's order and history);
@@ -16,6 +16,7 @@ pub(crate) mod entry;
 mod error;
 pub(crate) mod filter;
 pub(crate) mod head;
+mod log;
 mod mask;
 pub(crate) mod record;
 mod ring;
@@ -135,17 +136,11 @@ impl Journal {
     /// A shared journal whose Redis does not answer.
     pub(crate) async fn records(&self, sandbox: &str) -> Result<Vec<Record>, JournalError> {
         match &self.store {
-            Store::Memory(r) => Ok(self.render(&r.of(sandbox))),
+            Store::Memory(r) => Ok(r.map(sandbox, |seq, e| {
+                Record::of(e, format!("{}-{seq}", self.instance), &self.catalog)
+            })),
             Store::Redis(s) => s.of(sandbox).await,
         }
-    }
-
-    /// Requests of this instance's memory, as they are shown.
-    fn render(&self, entries: &[(u64, Arc<Entry>)]) -> Vec<Record> {
-        entries
-            .iter()
-            .map(|(seq, e)| Record::of(e, format!("{}-{seq}", self.instance), &self.catalog))
-            .collect()
     }
 
     /// The conduct of every sandbox's keys, tallied for the metrics ([`tally`]): a sandbox's
@@ -163,14 +158,9 @@ impl Journal {
             Store::Memory(r) => {
                 let held = r.sandboxes();
                 for s in &held {
-                    let entries = r.of(s);
-                    let seq = |e: Option<&(u64, Arc<Entry>)>| e.map_or(0, |(n, _)| *n);
-                    let version = (seq(entries.first()), seq(entries.last()), entries.len());
+                    let version = r.version(s);
                     let t = self.tallied.get(s, version).unwrap_or_else(|| {
-                        let brief: Vec<Record> = entries
-                            .iter()
-                            .map(|(_, e)| Record::brief(e, &self.catalog))
-                            .collect();
+                        let brief = r.map(s, |_, e| Record::brief(e, &self.catalog));
                         let t = Tally::of(&conduct::report(&brief));
                         self.tallied.put(Arc::clone(s), version, t.clone());
                         t
@@ -203,7 +193,11 @@ impl Journal {
         since_ms: u64,
     ) -> Result<Vec<Touch>, JournalError> {
         Ok(match &self.store {
-            Store::Memory(r) => touches::of_entries(&r.of(sandbox), since_ms),
+            Store::Memory(r) => r
+                .map(sandbox, |_, e| touches::of_entry(e, since_ms))
+                .into_iter()
+                .flatten()
+                .collect(),
             Store::Redis(s) => touches::of_records(&s.of(sandbox).await?, &self.catalog, since_ms),
         })
     }

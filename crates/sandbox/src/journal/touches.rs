@@ -25,24 +25,21 @@ pub(crate) struct Touch {
     pub(crate) limit: u32,
 }
 
-/// The marks of memory journal `entries` (oldest first) since `since_ms`: read from the
-/// entries as they came, nothing rendered.
-pub(super) fn of_entries(entries: &[(u64, Arc<Entry>)], since_ms: u64) -> Vec<Touch> {
-    entries
-        .iter()
-        .filter(|(_, e)| e.at_us / 1000 >= since_ms)
-        .filter_map(|(_, e)| {
-            let (remaining, limit) = e.fill?;
-            Some(Touch {
-                key: Arc::clone(&e.key),
-                service: e.service,
-                group: e.group?,
-                at_ms: e.at_us / 1000,
-                remaining,
-                limit,
-            })
-        })
-        .collect()
+/// The mark of memory journal entry `e` if it came since `since_ms` and reached a bucket: read
+/// from the entry as it came, nothing rendered.
+pub(super) fn of_entry(e: &Entry, since_ms: u64) -> Option<Touch> {
+    if e.at_us / 1000 < since_ms {
+        return None;
+    }
+    let (remaining, limit) = e.fill?;
+    Some(Touch {
+        key: Arc::clone(&e.key),
+        service: e.service,
+        group: e.group?,
+        at_ms: e.at_us / 1000,
+        remaining,
+        limit,
+    })
 }
 
 /// The marks of shared journal `records` (oldest first) since `since_ms`.

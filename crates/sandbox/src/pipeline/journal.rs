@@ -16,6 +16,7 @@ use http_body_util::BodyExt;
 use super::answer::Answer;
 use super::meta::Meta;
 use super::noted::Noted;
+use crate::journal::entry::share;
 use crate::journal::{Filling, head};
 use crate::state::AppState;
 
@@ -74,13 +75,6 @@ pub(super) fn keep(
     e.fill = seen.fill;
     e.refused = seen.refused;
     state.journal.push(slot);
-}
-
-/// Points `mine` at `theirs`, unless it already does (no count of either changed then).
-fn share(mine: &mut Arc<str>, theirs: &Arc<str>) {
-    if !Arc::ptr_eq(mine, theirs) {
-        mine.clone_from(theirs);
-    }
 }
 
 /// The response of `answer`, its body's bytes noted for the journal when it keeps the request
