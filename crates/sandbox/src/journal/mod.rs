@@ -41,7 +41,8 @@ pub(crate) use touches::Touch;
 
 /// Where the journal lives.
 enum Store {
-    Memory(ring::Ring),
+    /// Boxed: the store of every sandbox's journal in this process, one of it.
+    Memory(Box<ring::Ring>),
     Redis(shared::Shared),
 }
 
@@ -72,7 +73,7 @@ impl Journal {
     pub(crate) fn memory(bounds: Bounds, catalog: Arc<Catalog>) -> Self {
         Self {
             bounds,
-            store: Store::Memory(ring::Ring::new(bounds)),
+            store: Store::Memory(Box::new(ring::Ring::new(bounds))),
             instance: instance(),
             catalog,
             arrived: Notify::new(),

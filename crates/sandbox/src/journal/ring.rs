@@ -22,8 +22,9 @@ pub(crate) struct Ring {
 struct Inner {
     /// Each sandbox's place in `logs`.
     places: HashMap<Arc<str>, u32>,
-    /// The logs, by place (a place let go of is taken again).
+    /// The logs, by place (a place let go of is taken again), and whose each is.
     logs: Vec<Log>,
+    names: Vec<Arc<str>>,
     free: Vec<u32>,
     /// The sandbox that kept a request last, and its place: a busy sandbox's next request finds
     /// its log without hashing its name.
@@ -173,7 +174,7 @@ impl Inner {
     fn bytes(&self) -> usize {
         let own = self.weight
             + allocated(self.places.capacity() * std::mem::size_of::<(Arc<str>, u32)>())
-            + allocated(self.logs.capacity() * std::mem::size_of::<Log>())
+            + allocated(self.logs.capacity() * std::mem::size_of::<(Log, Arc<str>)>())
             + allocated(self.order.capacity() * std::mem::size_of::<(u32, u64)>())
             + self.spares.bytes();
         own + own / ALLOCATOR_SHARE
@@ -197,10 +198,14 @@ impl Inner {
             None => {
                 let p = self.free.pop().unwrap_or_else(|| {
                     self.logs.push(Log::default());
+                    self.names.push(Arc::clone(sandbox));
                     #[allow(clippy::cast_possible_truncation)] // far fewer sandboxes than 4 billion
                     let p = (self.logs.len() - 1) as u32;
                     p
                 });
+                if let Some(name) = self.names.get_mut(p as usize) {
+                    name.clone_from(sandbox);
+                }
                 self.places.insert(Arc::clone(sandbox), p);
                 p
             }
@@ -217,7 +222,9 @@ impl Inner {
         self.weight -= log.weight();
         self.count -= log.len();
         log.clear(&mut self.spares);
-        self.places.retain(|_, q| *q != p);
+        if let Some(name) = self.names.get(p as usize) {
+            self.places.remove(&**name);
+        }
         self.free.push(p);
         if self.last.as_ref().is_some_and(|(_, q)| *q == p) {
             self.last = None;
@@ -336,6 +343,24 @@ mod tests {
         r.push(again);
         let kept: Vec<Vec<u8>> = r.map("", |_, e| e.head().to_vec());
         assert_eq!(kept, [b"GET /1".to_vec(), b"GET /2".to_vec()]);
+    }
+
+    #[test]
+    fn a_place_let_go_of_is_taken_by_the_next_sandbox() {
+        let r = unbounded(10, 10);
+        r.push(entry("a", 1));
+        r.push(entry("b", 1));
+        r.clear("a");
+        r.push(entry("c", 1));
+        assert!(r.map("a", |s, _| s).is_empty());
+        assert_eq!(
+            (r.map("b", |s, _| s), r.map("c", |s, _| s)),
+            (vec![1], vec![2])
+        );
+        assert_eq!(r.lock().logs.len(), 2, "c took a's place");
+        r.push(entry("a", 1));
+        assert_eq!(r.map("a", |s, _| s), [3]);
+        assert_eq!(r.size().0, 3);
     }
 
     #[test]
