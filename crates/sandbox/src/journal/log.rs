@@ -264,22 +264,38 @@ impl Log {
     }
 
     /// What `f` makes of each of its requests, oldest first, given with its number: each
-    /// loaded in turn into one entry (a reader holds one request's copy at a time, not the
-    /// journal's: a scrape of the metrics goes through every sandbox's).
-    pub(super) fn map<T>(&self, mut f: impl FnMut(u64, &Entry) -> T) -> Vec<T> {
-        let mut e = Entry::empty();
-        (0..self.len)
-            .filter_map(|i| self.at(i))
-            .map(|h| {
-                let bytes = usize::try_from(h.chunk - self.first)
-                    .ok()
-                    .and_then(|i| self.chunks.get(i))
-                    .and_then(|c| c.bytes.get(h.at as usize..(h.at + h.len) as usize))
-                    .unwrap_or_default();
-                e.load(&h.facts, bytes, h.pieces);
-                f(h.seq, &e)
-            })
-            .collect()
+    /// loaded in turn into `e` (a reader holds one request's copy at a time, not the journal's:
+    /// a scrape of the metrics goes through every sandbox's). Only the requests numbered after
+    /// `after`, and at most `max` of them (a reader takes the lock for a batch at a time).
+    pub(super) fn map<T>(
+        &self,
+        e: &mut Entry,
+        after: Option<u64>,
+        max: usize,
+        out: &mut Vec<T>,
+        mut f: impl FnMut(u64, &Entry) -> T,
+    ) {
+        // The ring is in the order of the numbers: where the batch starts, by halves.
+        let (mut lo, mut hi) = (0, self.len);
+        while let Some(after) = after
+            && lo < hi
+        {
+            let mid = lo + (hi - lo) / 2;
+            if self.at(mid).is_some_and(|h| h.seq <= after) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for h in (lo..self.len).take(max).filter_map(|i| self.at(i)) {
+            let bytes = usize::try_from(h.chunk - self.first)
+                .ok()
+                .and_then(|i| self.chunks.get(i))
+                .and_then(|c| c.bytes.get(h.at as usize..(h.at + h.len) as usize))
+                .unwrap_or_default();
+            e.load(&h.facts, bytes, h.pieces);
+            out.push(f(h.seq, e));
+        }
     }
 }
 
@@ -311,6 +327,31 @@ mod tests {
         e
     }
 
+    fn all<T>(log: &Log, f: impl FnMut(u64, &Entry) -> T) -> Vec<T> {
+        let mut out = Vec::new();
+        log.map(&mut Entry::empty(), None, usize::MAX, &mut out, f);
+        out
+    }
+
+    #[test]
+    fn a_reader_goes_through_in_batches_from_the_number_it_reached() {
+        let (mut log, mut spares) = (Log::default(), Spares::default());
+        for n in 0..20 {
+            log.push(2 * n as u64, &entry(n, 10), 12, &mut spares);
+        }
+        // Held: numbers 16, 18, …, 38.
+        let mut out = Vec::new();
+        let e = &mut Entry::empty();
+        log.map(e, None, 5, &mut out, |s, _| s);
+        assert_eq!(out, [16, 18, 20, 22, 24]);
+        log.map(e, Some(24), 5, &mut out, |s, _| s);
+        log.map(e, Some(33), 100, &mut out, |s, _| s);
+        assert_eq!(out, [16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 34, 36, 38]);
+        out.clear();
+        log.map(e, Some(38), 100, &mut out, |s, _| s);
+        assert!(out.is_empty());
+    }
+
     #[test]
     fn requests_read_back_as_they_were_kept_across_chunks_and_round_the_ring() {
         let (mut log, mut spares) = (Log::default(), Spares::default());
@@ -319,7 +360,9 @@ mod tests {
             assert_eq!(full, n >= 30);
         }
         assert!(log.chunks.len() > 1, "{} chunks", log.chunks.len());
-        let read = log.map(|seq, e| (seq, e.head().to_vec(), e.body().len(), e.conn));
+        let read = all(&log, |seq, e| {
+            (seq, e.head().to_vec(), e.body().len(), e.conn)
+        });
         assert_eq!(read.len(), 30);
         for (n, (seq, head, body, conn)) in (10..).zip(&read) {
             assert_eq!(*seq, n as u64);
@@ -358,7 +401,7 @@ mod tests {
         for n in 30..35 {
             log.push(n as u64, &entry(n, 10), 100, &mut spares);
         }
-        let seqs: Vec<u64> = log.map(|s, _| s);
+        let seqs: Vec<u64> = all(&log, |s, _| s);
         assert_eq!(seqs, [30, 31, 32, 33, 34]);
     }
 

@@ -42,6 +42,9 @@ struct Inner {
     spares: Spares,
 }
 
+/// The requests a reader reads under the lock at a time.
+const BATCH: usize = 64;
+
 /// What the allocator holds besides the blocks it hands out, as a part of them: pages partly
 /// filled and memory freed but kept for reuse, as a journal that keeps dropping its oldest
 /// requests leaves them (a sixth: resident memory measured 13 % over the blocks counted, with
@@ -128,10 +131,29 @@ impl Ring {
         seq
     }
 
-    /// What `f` makes of each request `sandbox` has, oldest first, given with its number.
-    pub(crate) fn map<T>(&self, sandbox: &str, f: impl FnMut(u64, &Entry) -> T) -> Vec<T> {
-        let g = self.lock();
-        g.log(sandbox).map_or_else(Vec::new, |l| l.map(f))
+    /// What `f` makes of each request `sandbox` has, oldest first, given with its number: read
+    /// a batch at a time under the lock (rendering a journal takes milliseconds, which would
+    /// hold up every request), each batch from where the last one stopped; a request let go of
+    /// meanwhile is not read.
+    pub(crate) fn map<T>(&self, sandbox: &str, mut f: impl FnMut(u64, &Entry) -> T) -> Vec<T> {
+        let mut out = Vec::new();
+        let mut e = Entry::empty();
+        let mut after = None;
+        loop {
+            let (seq, before) = (&mut f, out.len());
+            let mut last = None;
+            match self.lock().log(sandbox) {
+                Some(log) => log.map(&mut e, after, BATCH, &mut out, |n, e| {
+                    last = Some(n);
+                    seq(n, e)
+                }),
+                None => return out,
+            }
+            if out.len() - before < BATCH {
+                return out;
+            }
+            after = last;
+        }
     }
 
     /// What tells whether `sandbox`'s requests changed: the numbers of its oldest and newest,
@@ -384,6 +406,8 @@ mod tests {
             r.push(entry("a", 500));
         }
         assert_eq!(r.size(), (100, held));
+        // Read in batches: every one, in order.
+        assert_eq!(r.map("a", |s, _| s), (1900..2000).collect::<Vec<u64>>());
         // A record and 500 bytes a request, whole chunks, the ring's room to grow, the
         // allocator's share: no more.
         assert!(held < 100 * 1200, "{held}");
