@@ -179,20 +179,11 @@ impl Entry {
     /// An empty slot.
     pub(crate) fn empty() -> Box<Self> {
         // No service yet: the pipeline names it when it fills the slot.
-        Box::new(Self::of_parts(
-            Facts::default(),
-            Vec::new(),
-            Pieces::default(),
-        ))
-    }
-
-    /// An entry of what a journal kept (a reader's copy).
-    pub(crate) fn of_parts(facts: Facts, bytes: Vec<u8>, pieces: Pieces) -> Self {
-        Entry {
-            facts,
-            bytes,
-            pieces,
-        }
+        Box::new(Entry {
+            facts: Facts::default(),
+            bytes: Vec::new(),
+            pieces: Pieces::default(),
+        })
     }
 
     /// Becomes a kept request again, in its own buffer (reused: a reader going through a

@@ -140,12 +140,12 @@ impl Ring {
         let mut e = Entry::empty();
         let mut after = None;
         loop {
-            let (seq, before) = (&mut f, out.len());
+            let before = out.len();
             let mut last = None;
             match self.lock().log(sandbox) {
                 Some(log) => log.map(&mut e, after, BATCH, &mut out, |n, e| {
                     last = Some(n);
-                    seq(n, e)
+                    f(n, e)
                 }),
                 None => return out,
             }
