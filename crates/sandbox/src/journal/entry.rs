@@ -99,6 +99,20 @@ impl Facts {
     /// Becomes `from`, field by field: a shared value it already points at (the same
     /// sandbox's, the same key's) is left as it is, no count changed.
     pub(crate) fn assign(&mut self, from: &Facts) {
+        self.assign_but_body(from);
+        self.let_go_of_body();
+        if !from.answer_body.is_empty() {
+            self.answer_body = from.answer_body.clone();
+        }
+    }
+
+    /// Becomes `from`, taking its answer body (moved: no count changed).
+    pub(crate) fn take(&mut self, from: &mut Facts) {
+        self.assign_but_body(from);
+        self.answer_body = std::mem::take(&mut from.answer_body);
+    }
+
+    fn assign_but_body(&mut self, from: &Facts) {
         share(&mut self.sandbox, &from.sandbox);
         share(&mut self.key, &from.key);
         match (&mut self.credential, &from.credential) {
@@ -113,10 +127,6 @@ impl Facts {
         self.latency_us = from.latency_us;
         self.body_len = from.body_len;
         self.status = from.status;
-        self.let_go_of_body();
-        if !from.answer_body.is_empty() {
-            self.answer_body = from.answer_body.clone();
-        }
         self.answer_len = from.answer_len;
         self.fill = from.fill;
         self.refused = from.refused;
@@ -195,9 +205,10 @@ impl Entry {
         self.pieces = pieces;
     }
 
-    /// Its facts, its bytes and where each piece is in them: what a journal keeps.
-    pub(crate) fn parts(&self) -> (&Facts, &[u8], Pieces) {
-        (&self.facts, &self.bytes, self.pieces)
+    /// Its facts, its bytes and where each piece is in them: what a journal keeps (the facts
+    /// to take from: [`Facts::take`]).
+    pub(crate) fn parts(&mut self) -> (&mut Facts, &[u8], Pieces) {
+        (&mut self.facts, &self.bytes, self.pieces)
     }
 
     /// Writes a piece at the end of the bytes.

@@ -45,8 +45,7 @@ fn lines(out: &mut Vec<u8>, headers: &HeaderMap) {
 fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.push(b'\n');
     out.extend_from_slice(name);
-    out.push(b':');
-    out.push(b' ');
+    out.extend_from_slice(b": ");
     out.extend_from_slice(value);
 }
 

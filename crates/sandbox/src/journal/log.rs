@@ -133,11 +133,12 @@ impl Log {
 
     /// Keeps `entry` as request number `seq`, in place of its oldest request when it holds
     /// `bound` of them already (then it says so). Its facts are copied into the slot field by
-    /// field, its bytes at the end of the last chunk (or at the start of a new one).
+    /// field (a shared answer body taken from it), its bytes at the end of the last chunk (or
+    /// at the start of a new one).
     pub(super) fn push(
         &mut self,
         seq: u64,
-        entry: &Entry,
+        entry: &mut Entry,
         bound: usize,
         spares: &mut Spares,
     ) -> bool {
@@ -160,9 +161,11 @@ impl Log {
             // Growing: the ring is made straight first, so the new slot comes last.
             self.slots.rotate_left(self.start);
             self.start = 0;
+            let mut held = Facts::default();
+            held.take(facts);
             self.slots.push(Held {
                 seq,
-                facts: facts.clone(),
+                facts: held,
                 pieces,
                 chunk,
                 at,
@@ -174,7 +177,7 @@ impl Log {
         };
         if let Some(h) = self.slots.get_mut(i) {
             h.seq = seq;
-            h.facts.assign(facts);
+            h.facts.take(facts);
             h.pieces = pieces;
             (h.chunk, h.at, h.len) = (chunk, at, len);
         }
@@ -337,7 +340,7 @@ mod tests {
     fn a_reader_goes_through_in_batches_from_the_number_it_reached() {
         let (mut log, mut spares) = (Log::default(), Spares::default());
         for n in 0..20 {
-            log.push(2 * n as u64, &entry(n, 10), 12, &mut spares);
+            log.push(2 * n as u64, &mut entry(n, 10), 12, &mut spares);
         }
         // Held: numbers 16, 18, …, 38.
         let mut out = Vec::new();
@@ -356,7 +359,7 @@ mod tests {
     fn requests_read_back_as_they_were_kept_across_chunks_and_round_the_ring() {
         let (mut log, mut spares) = (Log::default(), Spares::default());
         for n in 0..40 {
-            let full = log.push(n as u64, &entry(n, 300), 30, &mut spares);
+            let full = log.push(n as u64, &mut entry(n, 300), 30, &mut spares);
             assert_eq!(full, n >= 30);
         }
         assert!(log.chunks.len() > 1, "{} chunks", log.chunks.len());
@@ -375,11 +378,11 @@ mod tests {
     #[test]
     fn a_chunk_goes_when_its_last_request_does_and_a_large_request_has_its_own() {
         let (mut log, mut spares) = (Log::default(), Spares::default());
-        let big = entry(0, 3 * CHUNK);
-        log.push(0, &big, 100, &mut spares);
+        let mut big = entry(0, 3 * CHUNK);
+        log.push(0, &mut big, 100, &mut spares);
         assert_eq!(log.chunk_bytes, allocated(big.parts().1.len()));
         for n in 1..=20 {
-            log.push(n as u64, &entry(n, 1000), 100, &mut spares);
+            log.push(n as u64, &mut entry(n, 1000), 100, &mut spares);
         }
         let before = log.weight();
         log.pop(&mut spares);
@@ -399,7 +402,7 @@ mod tests {
         assert_eq!((log.chunk_bytes, log.chunks.len()), (0, 0));
         // Let go of and pushed again: the ring takes its slots back in order.
         for n in 30..35 {
-            log.push(n as u64, &entry(n, 10), 100, &mut spares);
+            log.push(n as u64, &mut entry(n, 10), 100, &mut spares);
         }
         let seqs: Vec<u64> = all(&log, |s, _| s);
         assert_eq!(seqs, [30, 31, 32, 33, 34]);

@@ -109,15 +109,15 @@ impl Journal {
 
     /// A slot for a request, to fill and [`push`](Self::push): in memory, mostly the slot of a
     /// request a busy sandbox's bound let go of (no allocation).
-    pub(crate) fn slot(&self) -> Arc<Entry> {
+    pub(crate) fn slot(&self) -> Box<Entry> {
         match &self.store {
             Store::Memory(r) => r.slot(),
-            Store::Redis(_) => Arc::from(Entry::empty()),
+            Store::Redis(_) => Entry::empty(),
         }
     }
 
     /// Keeps `entry`.
-    pub(crate) fn push(&self, entry: Arc<Entry>) {
+    pub(crate) fn push(&self, entry: Box<Entry>) {
         match &self.store {
             Store::Memory(r) => {
                 r.push(entry);

@@ -2,7 +2,8 @@
 //! [`Bounds::requests`] of them, and all sandboxes' together within [`Bounds::bytes`], the
 //! oldest request of any sandbox dropped first.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use foldhash::HashMap;
@@ -29,14 +30,17 @@ struct Inner {
     /// The sandbox that kept a request last, and its place: a busy sandbox's next request finds
     /// its log without hashing its name.
     last: Option<(Arc<str>, u32)>,
-    /// Every request kept, oldest first, as (place of its log, number): what the byte budget
-    /// drops first. A request dropped otherwise (its sandbox's bound, a clear) stays here until
-    /// passed over or compacted away (numbers are never reused, so a place taken again by
-    /// another sandbox is not mistaken for it).
-    order: VecDeque<(u32, u64)>,
-    /// The bytes of the logs (kept up as they change); the tables and spares are counted
-    /// when asked.
+    /// The oldest request of each log, as (number, place), least first: the byte budget drops
+    /// the least. An entry is a lower bound, not kept up on the request path: a log's oldest
+    /// let go of otherwise (its sandbox's bound, a clear) is looked up when its entry comes
+    /// first, and the entry put back with the log's oldest now (numbers are never reused, so
+    /// a place taken again by another sandbox is not mistaken for it). A request costs it
+    /// nothing unless its log was empty.
+    oldest: BinaryHeap<Reverse<(u64, u32)>>,
+    /// The bytes of the logs (kept up as they change).
     weight: usize,
+    /// The bytes of the tables as allocated (counted again when one grows).
+    tables: usize,
     count: usize,
     next: u64,
     spares: Spares,
@@ -54,7 +58,7 @@ const ALLOCATOR_SHARE: usize = 6;
 thread_local! {
     /// The slot this thread's last request was filled in: the next request here is filled in
     /// it (its lines still in the cache), then copied into its sandbox's log.
-    static SLOT: std::cell::RefCell<Option<Arc<Entry>>> = const { std::cell::RefCell::new(None) };
+    static SLOT: std::cell::RefCell<Option<Box<Entry>>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Ring {
@@ -72,25 +76,24 @@ impl Ring {
 
     /// A slot for a request: the one this thread filled last (no lock, no allocation), else a
     /// new one.
-    pub(crate) fn slot(&self) -> Arc<Entry> {
+    pub(crate) fn slot(&self) -> Box<Entry> {
         SLOT.with_borrow_mut(Option::take)
-            .unwrap_or_else(|| Arc::from(Entry::empty()))
+            .unwrap_or_else(Entry::empty)
     }
 
     /// Keeps a copy of `entry`; gives its number in this instance. The slot goes back to this
     /// thread for its next request.
-    pub(crate) fn push(&self, entry: Arc<Entry>) -> u64 {
-        let seq = self.keep(&entry);
+    pub(crate) fn push(&self, mut entry: Box<Entry>) -> u64 {
+        let seq = self.keep(&mut entry);
         SLOT.with_borrow_mut(|s| *s = Some(entry));
         seq
     }
 
-    fn keep(&self, slot: &Arc<Entry>) -> u64 {
+    fn keep(&self, entry: &mut Entry) -> u64 {
         let mut g = self.lock();
         let inner = &mut *g;
         let seq = inner.next;
         inner.next += 1;
-        let entry: &Entry = slot;
         if self.bounds.requests == 0 {
             return seq;
         }
@@ -99,34 +102,23 @@ impl Ring {
             return seq;
         };
         let before = log.weight();
+        let began = log.len() == 0;
         // At its bound, its oldest request is overwritten in place.
         if !log.push(seq, entry, self.bounds.requests, &mut inner.spares) {
             inner.count += 1;
         }
         inner.weight = inner.weight + log.weight() - before;
-        let oldest = log.front();
-        // What this sandbox's bound dropped leaves the front of `order` at once (one busy
-        // sandbox: no compaction, no lookup; another view of the same sandbox is left to the
-        // compaction).
-        while let Some((p, s)) = inner.order.front() {
-            if *p != place || oldest.is_some_and(|o| *s >= o) {
-                break;
-            }
-            inner.order.pop_front();
+        if began {
+            inner.began(place, seq);
         }
-        inner.order.push_back((place, seq));
         while inner.bytes() > self.bounds.bytes {
             if inner.spares.bytes() > 0 {
                 inner.spares.clear();
                 continue;
             }
-            let Some((p, seq)) = inner.order.pop_front() else {
+            if !inner.drop_oldest() {
                 break;
-            };
-            inner.drop_front(p, seq);
-        }
-        if inner.order.len() > 2 * inner.count + 64 {
-            inner.compact();
+            }
         }
         seq
     }
@@ -194,12 +186,51 @@ impl Inner {
     /// The memory the journal makes the process hold: its logs, its tables, its spare chunks,
     /// and the allocator's share of them.
     fn bytes(&self) -> usize {
-        let own = self.weight
-            + allocated(self.places.capacity() * std::mem::size_of::<(Arc<str>, u32)>())
-            + allocated(self.logs.capacity() * std::mem::size_of::<(Log, Arc<str>)>())
-            + allocated(self.order.capacity() * std::mem::size_of::<(u32, u64)>())
-            + self.spares.bytes();
+        let own = self.weight + self.tables + self.spares.bytes();
         own + own / ALLOCATOR_SHARE
+    }
+
+    /// Counts the tables again (one of them may have grown).
+    fn count_tables(&mut self) {
+        self.tables = allocated(self.places.capacity() * std::mem::size_of::<(Arc<str>, u32)>())
+            + allocated(self.logs.capacity() * std::mem::size_of::<Log>())
+            + allocated(self.names.capacity() * std::mem::size_of::<Arc<str>>())
+            + allocated(self.free.capacity() * std::mem::size_of::<u32>())
+            + allocated(self.oldest.capacity() * std::mem::size_of::<Reverse<(u64, u32)>>());
+    }
+
+    /// The log at place `p` was empty and holds request `seq` now: its oldest.
+    fn began(&mut self, p: u32, seq: u64) {
+        // Entries of logs emptied and begun again pile up: made again from the logs.
+        if self.oldest.len() > 2 * self.logs.len() + 64 {
+            let logs = self.logs.iter().enumerate();
+            #[allow(clippy::cast_possible_truncation)] // far fewer sandboxes than 4 billion
+            let fronts = logs.filter_map(|(q, l)| Some(Reverse((l.front()?, q as u32))));
+            self.oldest = fronts.collect();
+        } else {
+            self.oldest.push(Reverse((seq, p)));
+        }
+        self.count_tables();
+    }
+
+    /// Drops the oldest request of any log; says whether there was one.
+    fn drop_oldest(&mut self) -> bool {
+        while let Some(Reverse((seq, p))) = self.oldest.pop() {
+            let Some(front) = self.logs.get(p as usize).and_then(Log::front) else {
+                continue; // emptied
+            };
+            if front != seq {
+                // Its oldest went otherwise: its entry, put right, comes up in its turn.
+                self.oldest.push(Reverse((front, p)));
+                continue;
+            }
+            self.drop_front(p);
+            if let Some(next) = self.logs.get(p as usize).and_then(Log::front) {
+                self.oldest.push(Reverse((next, p)));
+            }
+            return true;
+        }
+        false
     }
 
     fn log(&self, sandbox: &str) -> Option<&Log> {
@@ -248,19 +279,17 @@ impl Inner {
             self.places.remove(&**name);
         }
         self.free.push(p);
+        self.count_tables();
         if self.last.as_ref().is_some_and(|(_, q)| *q == p) {
             self.last = None;
         }
     }
 
-    /// Drops the oldest request of the log at place `p` if it is still number `seq`.
-    fn drop_front(&mut self, p: u32, seq: u64) {
+    /// Drops the oldest request of the log at place `p`.
+    fn drop_front(&mut self, p: u32) {
         let Some(log) = self.logs.get_mut(p as usize) else {
             return;
         };
-        if log.front() != Some(seq) {
-            return;
-        }
         let before = log.weight();
         log.pop(&mut self.spares);
         self.weight = self.weight + log.weight() - before;
@@ -269,27 +298,17 @@ impl Inner {
             self.let_go(p);
         }
     }
-
-    /// Removes from `order` what is no longer kept.
-    fn compact(&mut self) {
-        let logs = &self.logs;
-        self.order.retain(|(p, seq)| {
-            logs.get(*p as usize)
-                .and_then(Log::front)
-                .is_some_and(|f| f <= *seq)
-        });
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn entry(sandbox: &str, body: usize) -> Arc<Entry> {
+    fn entry(sandbox: &str, body: usize) -> Box<Entry> {
         let mut e = Entry::empty();
         e.sandbox = sandbox.into();
         e.request(|b| b.extend_from_slice(b"GET /x"), &vec![b'x'; body], body);
-        Arc::from(e)
+        e
     }
 
     /// A ring of `requests` a sandbox and bodies of `body_bytes`, with no byte budget.
@@ -346,22 +365,13 @@ mod tests {
     fn the_slot_goes_back_to_its_thread_and_what_was_kept_is_a_copy() {
         let r = unbounded(2, 100);
         SLOT.with_borrow_mut(|s| *s = None);
-        let first = r.slot();
-        let at = Arc::as_ptr(&first);
-        let mut first = first;
-        Arc::get_mut(&mut first).expect("a new slot").request(
-            |b| b.extend_from_slice(b"GET /1"),
-            b"",
-            0,
-        );
+        let mut first = r.slot();
+        let at: *const Entry = &*first;
+        first.request(|b| b.extend_from_slice(b"GET /1"), b"", 0);
         r.push(first);
         let mut again = r.slot();
-        assert_eq!(Arc::as_ptr(&again), at, "the thread's slot again");
-        Arc::get_mut(&mut again).expect("unique").request(
-            |b| b.extend_from_slice(b"GET /2"),
-            b"",
-            0,
-        );
+        assert_eq!(&*again as *const Entry, at, "the thread's slot again");
+        again.request(|b| b.extend_from_slice(b"GET /2"), b"", 0);
         r.push(again);
         let kept: Vec<Vec<u8>> = r.map("", |_, e| e.head().to_vec());
         assert_eq!(kept, [b"GET /1".to_vec(), b"GET /2".to_vec()]);
@@ -386,13 +396,22 @@ mod tests {
     }
 
     #[test]
-    fn the_order_of_requests_dropped_by_their_sandbox_bound_stays_small() {
+    fn the_oldest_of_each_sandbox_stays_one_entry_a_sandbox() {
         let r = unbounded(2, 1);
         for _ in 0..10_000 {
             r.push(entry("a", 1));
         }
+        assert_eq!(r.lock().oldest.len(), 1, "a busy sandbox: one entry");
+        for _ in 0..1000 {
+            r.push(entry("b", 1));
+            r.clear("b");
+        }
         let g = r.lock();
-        assert!(g.order.len() <= 2 * g.count + 64, "{}", g.order.len());
+        assert!(
+            g.oldest.len() <= 2 * g.logs.len() + 65,
+            "{}",
+            g.oldest.len()
+        );
     }
 
     #[test]

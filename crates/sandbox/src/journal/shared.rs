@@ -24,7 +24,7 @@ const QUEUE: usize = 16_384;
 const BATCH: usize = 512;
 
 enum Msg {
-    Entry(Arc<Entry>),
+    Entry(Box<Entry>),
     /// Answered once everything sent before it is written.
     Flush(oneshot::Sender<()>),
 }
@@ -58,7 +58,7 @@ impl Shared {
     }
 
     /// Queues `entry` to be written.
-    pub(crate) fn push(&self, entry: Arc<Entry>) {
+    pub(crate) fn push(&self, entry: Box<Entry>) {
         if self.tx.try_send(Msg::Entry(entry)).is_err() {
             self.lost.fetch_add(1, Ordering::Relaxed);
         }

@@ -46,19 +46,21 @@ pub(super) fn identify(
     );
     seen.group = resolved.groups.first().copied().unwrap_or(usize::MAX);
     if let Some(view) = &owner.view {
-        let watched = state.watch.watched();
-        let journaled = view.journal && state.journal.on();
-        if watched || journaled {
+        if state.watch.watched() {
             seen.whose = Some(Whose {
                 sandbox: Arc::clone(&view.sandbox),
                 key: Arc::clone(&owner.key),
-                // The key itself is masked by its value: only another credential is kept.
-                credential: presented
-                    .filter(|c| journaled && *c != &*owner.key)
-                    .map(Arc::from),
-                watched,
-                journaled,
             });
+        }
+        if view.journal && state.journal.on() {
+            // The key itself is masked by its value: only an application's token is kept.
+            let other = presented.filter(|_| owner.app.is_some());
+            seen.entry = Some(super::journal::whose(
+                state,
+                &view.sandbox,
+                &owner.key,
+                other,
+            ));
         }
     }
     Caller {

@@ -16,21 +16,34 @@ use http_body_util::BodyExt;
 use super::answer::Answer;
 use super::meta::Meta;
 use super::noted::Noted;
+use crate::journal::Entry;
 use crate::journal::entry::share;
 use crate::journal::{Filling, head};
 use crate::state::AppState;
 
+/// A slot for a request of `sandbox`'s `key` (presented as `credential` when that is not the
+/// key): a busy sandbox's slot points at its name and key already (no count changed).
+pub(super) fn whose(
+    state: &AppState,
+    sandbox: &Arc<str>,
+    key: &Arc<str>,
+    credential: Option<&str>,
+) -> Box<Entry> {
+    let mut e = state.journal.slot();
+    share(&mut e.sandbox, sandbox);
+    share(&mut e.key, key);
+    if e.credential.as_deref() != credential {
+        e.credential = credential.map(Arc::from);
+    }
+    e
+}
+
 /// Notes the head and body of a request its sandbox's journal keeps (once its credential has
 /// said whose it is: a request of no sandbox costs nothing here).
 pub(super) fn heard(state: &AppState, parts: &Parts, body: &[u8], seen: &mut Noted) {
-    if !seen.journaled() {
-        return;
-    }
-    let mut slot = state.journal.slot();
-    if let Some(e) = Arc::get_mut(&mut slot) {
+    if let Some(e) = seen.entry.as_deref_mut() {
         let head = |b: &mut Vec<u8>| head::request(b, &parts.method, &parts.uri, &parts.headers);
         e.request(head, body, state.journal.body_bytes());
-        seen.entry = Some(slot);
     }
 }
 
@@ -45,21 +58,10 @@ pub(super) fn keep(
     meta: &Meta,
     resp: &Response<Body>,
 ) {
-    let (Some(whose), Some(mut slot)) = (seen.whose.as_ref(), seen.entry.take()) else {
+    let Some(mut e) = seen.entry.take() else {
         return;
     };
-    let Some(e) = Arc::get_mut(&mut slot) else {
-        return;
-    };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // now, in µs: fits
-    let at_us = (meta.started * 1e6) as u64;
-    // A busy sandbox's slot comes back to its own requests: mostly nothing to count again.
-    share(&mut e.sandbox, &whose.sandbox);
-    share(&mut e.key, &whose.key);
-    match (&mut e.credential, &whose.credential) {
-        (Some(mine), Some(theirs)) => share(mine, theirs),
-        (mine, theirs) => mine.clone_from(theirs),
-    }
+    let at_us = meta.started_us;
     e.service = service;
     e.operation = seen.operation;
     e.conn = seen.conn;
@@ -74,7 +76,7 @@ pub(super) fn keep(
     }
     e.fill = seen.fill;
     e.refused = seen.refused;
-    state.journal.push(slot);
+    state.journal.push(e);
 }
 
 /// The response of `answer`, its body's bytes noted for the journal when it keeps the request
@@ -83,7 +85,7 @@ pub(super) fn response(state: &AppState, answer: Answer, seen: &mut Noted) -> Re
     if seen.journaled() {
         // The answer's head and body go straight into the slot, as it makes them.
         let max = state.journal.body_bytes();
-        let entry = seen.entry.as_mut().and_then(Arc::get_mut);
+        let entry = seen.entry.as_deref_mut();
         seen.answered = entry.is_some();
         answer.into_response_keeping(entry.map(|e| Filling::new(e, max)))
     } else {

@@ -4,12 +4,14 @@ use std::sync::OnceLock;
 
 use apistend_catalog::ErrorContext;
 
-use apistend_answers::clock::{rfc3339, unix_now};
+use apistend_answers::clock::{rfc3339, unix_now_us};
 
 /// Made only when something needs them: most answers need neither.
 pub(super) struct Meta {
     /// When the request arrived (Unix seconds).
     pub(super) started: f64,
+    /// The same in microseconds (the journal's: one reading of the clock, no float).
+    pub(super) started_us: u64,
     /// The caller's `X-Request-Id`, when it is a usable one.
     given: Option<String>,
     id: OnceLock<String>,
@@ -20,8 +22,11 @@ impl Meta {
     /// `given`: the request's `X-Request-Id`, kept when it is a usable one.
     pub(super) fn new(given: Option<String>) -> Self {
         let given = given.filter(|v| v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()));
+        let started_us = unix_now_us();
         Self {
-            started: unix_now(),
+            #[allow(clippy::cast_precision_loss)] // µs since 1970 fit a float's 52 bits
+            started: started_us as f64 / 1e6,
+            started_us,
             given,
             id: OnceLock::new(),
             timestamp: OnceLock::new(),

@@ -67,7 +67,7 @@ pub(crate) async fn handle(
         Ok(resp) | Err(resp) => resp,
     };
     let refused = seeing.record(&state, &meta, &seen, &resp);
-    if seen.journaled() && seen.entry.is_some() {
+    if seen.journaled() {
         if seen.body_unread() {
             let sent;
             (resp, sent) = journal::take_body(resp).await;
@@ -75,7 +75,7 @@ pub(crate) async fn handle(
         }
         journal::keep(&state, service.id, &mut seen, &meta, &resp);
     }
-    match seen.whose.take().filter(|w| w.watched) {
+    match seen.whose.take() {
         Some(w) => {
             seeing
                 .publish(&state, (w.sandbox, w.key), seen.group, refused, resp)

@@ -19,8 +19,7 @@ pub(super) struct Noted {
     pub(super) chaos: bool,
     /// The bucket's (remaining, limit) after the request's token.
     pub(super) fill: Option<(u32, u32)>,
-    /// Whose request it is, when a dashboard feed is open or the journal keeps it (else not
-    /// looked at).
+    /// Whose request it is, when a dashboard feed is open (else not looked at).
     pub(super) whose: Option<Whose>,
     /// Refused as its description does not allow it (a refusal for the dashboard's feed).
     pub(super) invalid: bool,
@@ -30,9 +29,9 @@ pub(super) struct Noted {
     pub(super) operation: Option<usize>,
     /// The number of the connection it came on (0: not known).
     pub(super) conn: u64,
-    /// The request's entry in the journal, its head and body written (a slot the journal
-    /// lent: [`crate::journal::Journal::slot`]).
-    pub(super) entry: Option<Arc<Entry>>,
+    /// The request's entry in the journal when it keeps the request: whose it is, then its
+    /// head and body (a slot the journal lent: [`crate::journal::Journal::slot`]).
+    pub(super) entry: Option<Box<Entry>>,
     /// The answer's body as it was made (or read before it was wrapped to hold a slot), for
     /// the journal.
     pub(super) sent: Option<Bytes>,
@@ -41,16 +40,10 @@ pub(super) struct Noted {
     pub(super) answered: bool,
 }
 
-/// The sandbox and key of a request, and who wants to know of it.
+/// The sandbox and key of a request, for the dashboard's feed.
 pub(super) struct Whose {
     pub(super) sandbox: Arc<str>,
     pub(super) key: Arc<str>,
-    /// The credential as presented, for the journal to mask wherever it shows.
-    pub(super) credential: Option<Arc<str>>,
-    /// A dashboard feed is open.
-    pub(super) watched: bool,
-    /// The sandbox keeps a journal.
-    pub(super) journaled: bool,
 }
 
 impl Noted {
@@ -74,6 +67,6 @@ impl Noted {
 
     /// Whether the journal keeps this request.
     pub(super) fn journaled(&self) -> bool {
-        self.whose.as_ref().is_some_and(|w| w.journaled)
+        self.entry.is_some()
     }
 }
