@@ -117,11 +117,20 @@ impl Shape {
 
 /// The header map of `fields`: a known shape's map filled in, or one built header by header
 /// (which teaches its shape for the next answer). The shapes are the process's: they are lists of
-/// header names, the same whichever sandbox answers.
-pub(crate) fn map(fields: Fields) -> HeaderMap {
-    static HEADS: std::sync::LazyLock<Heads> = std::sync::LazyLock::new(Heads::default);
-    HEADS.map(fields)
+/// header names, the same whichever sandbox answers. `seen` is shown the fields before they go
+/// into the map, with the number of their shape when it is a known one ([`names`] gives its
+/// names then): the journal keeps an answer's values and that number, not its names again.
+pub(crate) fn map(fields: Fields, seen: impl FnOnce(Option<u8>, &Fields)) -> HeaderMap {
+    HEADS.map(fields, seen)
 }
+
+/// The names of shape `n` ([`map`]), in order.
+pub(crate) fn names(n: u8) -> Option<&'static [&'static str]> {
+    let shape = HEADS.shapes.get(usize::from(n))?.get()?;
+    Some(&shape.names)
+}
+
+static HEADS: std::sync::LazyLock<Heads> = std::sync::LazyLock::new(Heads::default);
 
 /// The shapes seen so far. Readers only load each slot once it is set; a new shape takes the
 /// first free slot (two threads that learn shapes at once may each take one; a duplicate costs a
@@ -146,19 +155,26 @@ impl Default for Heads {
 }
 
 impl Heads {
-    fn map(&self, fields: Fields) -> HeaderMap {
-        for slot in &*self.shapes {
+    fn map(&self, fields: Fields, seen: impl FnOnce(Option<u8>, &Fields)) -> HeaderMap {
+        // `SHAPES` slots: each one's number fits a byte.
+        let number = |i: usize| u8::try_from(i).ok();
+        for (i, slot) in self.shapes.iter().enumerate() {
             match slot.get() {
-                Some(shape) if shape.fits(&fields) => return shape.fill(fields),
+                Some(shape) if shape.fits(&fields) => {
+                    seen(number(i), &fields);
+                    return shape.fill(fields);
+                }
                 Some(_) => {}
                 None => {
-                    if let Some(shape) = Shape::of(&fields) {
-                        let _ = slot.set(shape);
-                    }
+                    // Another thread may have taken the slot meanwhile: then the shape is not
+                    // known by this number.
+                    let set = Shape::of(&fields).is_some_and(|s| slot.set(s).is_ok());
+                    seen(number(i).filter(|_| set), &fields);
                     return fields.build();
                 }
             }
         }
+        seen(None, &fields);
         fields.build()
     }
 }
@@ -197,12 +213,12 @@ mod tests {
             ("x-apistend-scenario", "rate_limit"),
         ];
         assert_eq!(
-            wire(&heads.map(fields(&first))),
+            wire(&heads.map(fields(&first), |_, _| {})),
             wire(&fields(&first).build())
         );
         assert_eq!(heads.shapes.iter().filter(|s| s.get().is_some()).count(), 1);
         // The second answer of the shape is filled in from the template, in order.
-        let filled = heads.map(fields(&second));
+        let filled = heads.map(fields(&second), |_, _| {});
         let expected: Vec<_> = second
             .iter()
             .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
@@ -212,16 +228,38 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_of_a_known_shape_is_shown_its_number_and_the_number_names_it() {
+        let a = [("content-type", "application/json"), ("x-shape-test", "1")];
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            map(fields(&a), |n, f| got.push((n, f.items().len())));
+        }
+        // The first answer teaches the shape (and knows its number, unless a test beside this
+        // one took the slot at once), the second finds it.
+        let n = got[1].0.expect("a known shape");
+        assert!(matches!(got[0], (None | Some(_), 2)) && got[0].0.is_none_or(|f| f == n));
+        assert_eq!(names(n), Some(&["content-type", "x-shape-test"][..]));
+        assert_eq!(names(u8::MAX), None);
+        let twice = [("x-a", "1"), ("x-a", "2")];
+        map(fields(&twice), |n, _| assert_eq!(n, None, "no shape"));
+    }
+
+    #[test]
     fn other_shapes_and_repeated_names_are_kept_apart() {
         let heads = Heads::default();
         let a = [("content-type", "application/json"), ("x-a", "1")];
         let b = [("content-type", "application/json"), ("x-b", "2")];
         let twice = [("x-a", "1"), ("x-a", "2")];
-        heads.map(fields(&a));
-        assert_eq!(wire(&heads.map(fields(&b))), wire(&fields(&b).build()));
-        // A repeated name is no shape: both values are sent, header by header.
-        assert_eq!(heads.map(fields(&twice)).get_all("x-a").iter().count(), 2);
-        assert_eq!(heads.map(fields(&twice)).get_all("x-a").iter().count(), 2);
+        heads.map(fields(&a), |_, _| {});
+        assert_eq!(
+            wire(&heads.map(fields(&b), |_, _| {})),
+            wire(&fields(&b).build())
+        );
+        // A repeated name is no shape: both values are sent, header by header, every time.
+        for _ in 0..2 {
+            let map = heads.map(fields(&twice), |_, _| {});
+            assert_eq!(map.get_all("x-a").iter().count(), 2);
+        }
         assert_eq!(heads.shapes.iter().filter(|s| s.get().is_some()).count(), 2);
     }
 
@@ -235,7 +273,7 @@ mod tests {
         for n in names {
             f.push(n, HeaderValue::from_static("v"));
         }
-        let map = heads.map(f);
+        let map = heads.map(f, |_, _| {});
         let got: Vec<_> = map.keys().map(HeaderName::as_str).collect();
         assert_eq!(got, names);
     }
@@ -243,7 +281,7 @@ mod tests {
     #[test]
     fn an_invalid_name_is_left_out_not_a_panic() {
         let heads = Heads::default();
-        let map = heads.map(fields(&[("bad name", "1"), ("x-ok", "2")]));
+        let map = heads.map(fields(&[("bad name", "1"), ("x-ok", "2")]), |_, _| {});
         assert_eq!(wire(&map), vec![("x-ok".to_owned(), "2".to_owned())]);
     }
 }

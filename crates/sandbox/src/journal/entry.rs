@@ -1,6 +1,7 @@
 //! One request as the pipeline saw it, kept as it came (cheap to make on the request path:
 //! shared bytes, no rendering); masked and rendered only when it is read ([`super::record`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use apistend_catalog::ServiceId;
@@ -168,8 +169,10 @@ pub(crate) struct Pieces {
     /// The start of its body (up to the journal's bound, copied: a slice would keep the
     /// connection's read buffer alive).
     body: Piece,
-    /// The answer's headers ([`super::head::answer`]).
+    /// The answer's headers: their lines ([`super::head::answer`]), or their values alone when
+    /// their names are those of `shape` ([`super::head::values`]).
     answer_head: Piece,
+    shape: Option<u8>,
     /// The start of the answer's body, when copied.
     answer_copy: Piece,
 }
@@ -248,6 +251,18 @@ impl Entry {
     /// The answer's head, written by `head`.
     pub(crate) fn answer_head(&mut self, head: impl FnOnce(&mut Vec<u8>)) {
         self.pieces.answer_head = self.append(head);
+        self.pieces.shape = None;
+    }
+
+    /// The answer's headers, `fields`: their values alone when their names are those of the
+    /// known shape `shape`, else their lines.
+    fn answer_fields(&mut self, shape: Option<u8>, fields: &Fields) {
+        let items = fields.items();
+        self.pieces.answer_head = match shape {
+            Some(_) => self.append(|b| super::head::values(b, items)),
+            None => self.append(|b| super::head::fields(b, items)),
+        };
+        self.pieces.shape = shape;
     }
 
     /// Keeps at most `max` bytes of the answer's `body`. A body made for this answer alone is
@@ -277,9 +292,13 @@ impl Entry {
         self.piece(self.pieces.body)
     }
 
-    /// The answer's head ([`super::head::answer`]).
-    pub(crate) fn answer_lines(&self) -> &[u8] {
-        self.piece(self.pieces.answer_head)
+    /// The answer's head as it was sent, a `\nname: value` line a header.
+    pub(crate) fn answer_head_lines(&self) -> Cow<'_, str> {
+        let kept = self.piece(self.pieces.answer_head);
+        match self.pieces.shape.and_then(crate::heads::names) {
+            Some(names) => Cow::Owned(super::head::named(names, kept)),
+            None => String::from_utf8_lossy(kept),
+        }
     }
 
     /// The start of the answer's body, as kept.
@@ -311,10 +330,9 @@ impl<'a> Filling<'a> {
         Self { entry, max }
     }
 
-    /// The answer's headers.
-    pub(crate) fn head(&mut self, fields: &Fields) {
-        self.entry
-            .answer_head(|b| super::head::fields(b, fields.items()));
+    /// The answer's headers, `fields`, of the known shape `shape` if it is one.
+    pub(crate) fn head(&mut self, shape: Option<u8>, fields: &Fields) {
+        self.entry.answer_fields(shape, fields);
     }
 
     /// The answer's body, sent whole from memory (a streamed one is kept as none).
@@ -338,7 +356,7 @@ mod tests {
             e.answer_head(|b| b.extend_from_slice(b"\ncontent-type: a/b"));
             assert_eq!(e.head(), b"POST /x");
             assert_eq!((e.body(), e.body_len), (&b"{\"rou"[..], body.len()));
-            assert_eq!(e.answer_lines(), b"\ncontent-type: a/b");
+            assert_eq!(e.answer_head_lines(), "\ncontent-type: a/b");
             assert_eq!((e.answer_bytes(), e.answer_len), (&b"made"[..], 4));
         }
         // A body shared already is shared; one over the bound is cut.
@@ -346,8 +364,39 @@ mod tests {
         e.request(|b| b.extend_from_slice(b"GET /y"), b"", 5);
         e.keep_answer_body(&shared, 100);
         assert_eq!(e.answer_bytes(), b"example");
-        assert!(e.answer_lines().is_empty());
+        assert!(e.answer_head_lines().is_empty());
         e.keep_answer_body(&Bytes::from(vec![b'z'; 10]), 3);
         assert_eq!((e.answer_bytes(), e.answer_len), (&b"zzz"[..], 10));
+    }
+
+    #[test]
+    fn an_answer_of_a_known_shape_keeps_its_values_and_reads_back_its_lines() {
+        let make = |retry: &'static str| {
+            let mut f = Fields::new();
+            f.push("content-type", http::HeaderValue::from_static("a/b"));
+            f.push("x-entry-test-retry", http::HeaderValue::from_static(retry));
+            f
+        };
+        let mut e = Entry::empty();
+        let mut shapes = Vec::new();
+        for (retry, shape) in [("57", None), ("58", None), ("59", Some(()))] {
+            e.request(|b| b.extend_from_slice(b"GET /"), b"", 0);
+            crate::heads::map(make(retry), |n, fields| {
+                // The last one as if no shape were known: kept as lines.
+                let n = if shape.is_some() { None } else { n };
+                shapes.push(n);
+                Filling::new(&mut e, 10).head(n, fields);
+            });
+            let lines = format!("\ncontent-type: a/b\nx-entry-test-retry: {retry}");
+            assert_eq!(e.answer_head_lines(), lines);
+        }
+        assert!(shapes[1].is_some(), "the second answer finds the shape");
+        let as_lines = e.piece(e.pieces.answer_head).len();
+        e.request(|b| b.extend_from_slice(b"GET /"), b"", 0);
+        crate::heads::map(make("60"), |n, f| Filling::new(&mut e, 10).head(n, f));
+        assert!(
+            e.piece(e.pieces.answer_head).len() < as_lines,
+            "values alone are shorter"
+        );
     }
 }

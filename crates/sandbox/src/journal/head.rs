@@ -31,6 +31,35 @@ pub(crate) fn fields(out: &mut Vec<u8>, fields: &[crate::heads::Field]) {
     }
 }
 
+/// Writes the values of an answer's headers at the end of `out`, each after its length (four
+/// bytes): what the journal keeps of an answer whose names are those of a shape the process
+/// knows ([`crate::heads::names`]), a copy a header where a line is two.
+pub(crate) fn values(out: &mut Vec<u8>, fields: &[crate::heads::Field]) {
+    for (_, v) in fields {
+        let v = v.as_bytes();
+        out.extend_from_slice(&u32::try_from(v.len()).unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(v);
+    }
+}
+
+/// The lines of the headers `names`, their values as [`values`] wrote them.
+pub(crate) fn named(names: &[&str], mut values: &[u8]) -> String {
+    let mut out = String::new();
+    for name in names {
+        let Some((len, rest)) = values.split_first_chunk::<4>() else {
+            break;
+        };
+        let len = usize::try_from(u32::from_le_bytes(*len)).unwrap_or(usize::MAX);
+        let (value, rest) = rest.split_at(len.min(rest.len()));
+        out.push('\n');
+        out.push_str(name);
+        out.push_str(": ");
+        out.push_str(&String::from_utf8_lossy(value));
+        values = rest;
+    }
+    out
+}
+
 /// A `\nname: value` per header, as bytes (read back lossily: a value need not be UTF-8; none
 /// holds a line break, which HTTP forbids).
 fn lines(out: &mut Vec<u8>, headers: &HeaderMap) {

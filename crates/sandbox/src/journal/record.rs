@@ -104,7 +104,7 @@ impl Record {
             &[e.body(), e.answer_bytes()],
         );
         let request_head = String::from_utf8_lossy(e.head());
-        let answer_head = String::from_utf8_lossy(e.answer_lines());
+        let answer_head = e.answer_head_lines();
         let (_, path, query, sent) = head::split_request(&request_head);
         let header = |name: &str| head::value(&answer_head, name);
         r.id = id;
@@ -138,7 +138,7 @@ impl Record {
     /// [`Record::of`] adds the rest).
     pub(crate) fn brief(e: &Entry, catalog: &Catalog) -> Self {
         let service = catalog.service(e.service);
-        let answer_head = String::from_utf8_lossy(e.answer_lines());
+        let answer_head = e.answer_head_lines();
         let header = |name: &str| head::value(&answer_head, name);
         let request_head = String::from_utf8_lossy(e.head());
         let (method, path, query, _) = head::split_request(&request_head);

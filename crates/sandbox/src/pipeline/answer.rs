@@ -263,10 +263,11 @@ impl Answer {
         let mut resp = Response::new(body);
         *resp.status_mut() =
             StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if let Some(mut k) = keep {
-            k.head(&h);
-        }
-        *resp.headers_mut() = heads::map(h);
+        *resp.headers_mut() = heads::map(h, |shape, h| {
+            if let Some(mut k) = keep {
+                k.head(shape, h);
+            }
+        });
         resp
     }
 }
