@@ -42,22 +42,20 @@ pub(crate) fn values(out: &mut Vec<u8>, fields: &[crate::heads::Field]) {
     }
 }
 
-/// The lines of the headers `names`, their values as [`values`] wrote them.
+/// The lines of the headers `names` (as [`fields`] writes them), their values as [`values`]
+/// wrote them.
 pub(crate) fn named(names: &[&str], mut values: &[u8]) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     for name in names {
         let Some((len, rest)) = values.split_first_chunk::<4>() else {
             break;
         };
         let len = usize::try_from(u32::from_le_bytes(*len)).unwrap_or(usize::MAX);
         let (value, rest) = rest.split_at(len.min(rest.len()));
-        out.push('\n');
-        out.push_str(name);
-        out.push_str(": ");
-        out.push_str(&String::from_utf8_lossy(value));
+        line(&mut out, name.as_bytes(), value);
         values = rest;
     }
-    out
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A `\nname: value` per header, as bytes (read back lossily: a value need not be UTF-8; none

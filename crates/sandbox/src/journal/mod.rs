@@ -5,8 +5,8 @@
 //! - [`entry`]: a request as the pipeline saw it (made on the request path, cheaply: its heads
 //!   as text, [`head`], and the start of its body and a short answer's, in one buffer);
 //! - [`record`]: as it is shown (secrets masked by [`mask`], operation and group named);
-//! - [`ring`]: this instance's memory, within both bounds, a [`log`] a sandbox; [`shared`]: the Redis every
-//!   instance shares (with `--redis`), written in batches off the request path;
+//! - [`ring`]: this instance's memory, within both bounds, a [`log`] a sandbox; [`shared`]:
+//!   the Redis every instance shares (with `--redis`), written in batches off the request path;
 //! - [`filter`]: which requests a question is about; [`conduct`]: the report on each key;
 //!   [`touches`]: the levels requests left their buckets at (the dashboard's order and history);
 //!   [`tally`]: the conduct of every sandbox's keys, summed for the metrics.
